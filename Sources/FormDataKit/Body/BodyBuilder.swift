@@ -1,0 +1,76 @@
+import Foundation
+
+/// Accumulates a body as ``BodySegment``s: text in the form's string encoding, literal bytes,
+/// in-memory data and file ranges. Small pieces are coalesced into one in-memory segment; large
+/// data and files stay separate segments (no copy). Optionally keeps the ASI-style debug text.
+package struct BodyBuilder {
+    /// In-memory data up to this size is copied into the coalesced segment.
+    package static let coalesceLimit = 64 * 1024
+
+    package let encoding: String.Encoding
+    /// The debug log text, or nil when the debug log is off.
+    package private(set) var debugText: String?
+
+    private var segments: [BodySegment] = []
+    private var pending = Data()
+
+    /// A builder writing strings in `encoding`; `debug` turns the debug text on.
+    package init(encoding: String.Encoding, debug: Bool) {
+        self.encoding = encoding
+        self.debugText = debug ? "" : nil
+    }
+
+    /// Appends structural ASCII text (boundary lines, CRLFs, fixed header names).
+    package mutating func appendASCII(_ text: String) {
+        pending.append(contentsOf: text.utf8)
+        debugText?.append(text)
+    }
+
+    /// Appends `text` in the builder's encoding; throws naming `field` and `role` when a
+    /// character cannot be represented.
+    package mutating func appendText(_ text: String, field: String, role: FormDataError.FieldRole) throws(FormDataError) {
+        pending.append(try IANACharset.encode(text, encoding, field: field, role: role))
+        debugText?.append(text)
+    }
+
+    /// Appends bytes that are already encoded, logging `debugText` for them.
+    package mutating func appendEncoded(_ bytes: [UInt8], debugText text: @autoclosure () -> String) {
+        pending.append(contentsOf: bytes)
+        if debugText != nil { debugText!.append(text()) }
+    }
+
+    /// Appends the content of a data part (logged as `[N bytes of data]`).
+    package mutating func appendData(_ data: Data, partContentType: String?) {
+        debugText?.append("[\(data.count) bytes of data]")
+        if data.count <= Self.coalesceLimit {
+            pending.append(data)
+        } else {
+            flush()
+            segments.append(BodySegment(.bytes(data), partContentType: partContentType))
+        }
+    }
+
+    /// Appends the content of a file part (logged as `[N bytes of data from file '<path>']`).
+    package mutating func appendFile(_ range: FileRange, partContentType: String?) {
+        debugText?.append("[\(range.length) bytes of data from file '\(range.path)']")
+        flush()
+        segments.append(BodySegment(.file(range), partContentType: partContentType))
+    }
+
+    /// Appends `text` to the debug log only.
+    package mutating func appendDebugOnly(_ text: String) {
+        debugText?.append(text)
+    }
+
+    /// The finished body.
+    package mutating func finish() -> BodySource {
+        flush()
+        return BodySource(segments: segments)
+    }
+
+    private mutating func flush() {
+        guard !pending.isEmpty else { return }
+        segments.append(BodySegment(.bytes(pending)))
+        pending = Data()
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A byte range of a file that a body includes, read only when the body is read.
+public struct FileRange: Sendable, Equatable {
+    /// The file's path.
+    public let path: String
+    /// Where the range starts in the file.
+    public let offset: UInt64
+    /// How many bytes the range covers.
+    public let length: UInt64
+    /// The file's whole size when the body length was computed. A file of any other size at read
+    /// time is ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.
+    public let expectedFileSize: UInt64
+
+    /// A range of `length` bytes from `offset` of the file at `path`, whose size is `expectedFileSize`.
+    public init(path: String, offset: UInt64 = 0, length: UInt64, expectedFileSize: UInt64) {
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.expectedFileSize = expectedFileSize
+    }
+}
+
+/// One piece of a body: literal bytes, or a byte range of a file.
+public struct BodySegment: Sendable, Equatable {
+    /// Where a segment's bytes come from.
+    public enum Content: Sendable, Equatable {
+        /// Bytes held in memory.
+        case bytes(Data)
+        /// Bytes read from a file when the body is read.
+        case file(FileRange)
+    }
+
+    /// The segment's bytes, or where to read them.
+    public let content: Content
+    /// The content type of the form part whose content this segment is, or nil for structure
+    /// (boundaries, part headers, url-encoded text). Compression uses it to skip deflating
+    /// content that is already compressed.
+    public let partContentType: String?
+
+    /// A segment of `content`, the content of a part typed `partContentType` (nil for structure).
+    public init(_ content: Content, partContentType: String? = nil) {
+        self.content = content
+        self.partContentType = partContentType
+    }
+
+    /// The number of bytes the segment contributes.
+    public var length: UInt64 {
+        switch content {
+        case .bytes(let data): return UInt64(data.count)
+        case .file(let range): return range.length
+        }
+    }
+}
+
+/// An encoded body: an ordered list of segments whose total length is known before a byte is read.
+///
+/// Built by the URL-encoded and multipart encoders; read with ``BodyReader`` (bounded memory),
+/// collected into `Data` with ``readAll()``, or spooled to a file by the storage layer.
+public struct BodySource: Sendable, Equatable {
+    /// The segments, in body order.
+    public let segments: [BodySegment]
+    /// The exact number of bytes the body has.
+    public let length: UInt64
+
+    /// A body made of `segments`.
+    public init(segments: [BodySegment]) {
+        self.segments = segments
+        self.length = segments.reduce(0) { $0 + $1.length }
+    }
+
+    /// An empty body.
+    public static let empty = BodySource(segments: [])
+
+    /// Whether every segment is in memory (no file is read).
+    public var isInMemory: Bool {
+        segments.allSatisfy { if case .bytes = $0.content { return true } else { return false } }
+    }
+
+    /// A reader over the body's bytes, in order.
+    public func makeReader(chunkSize: Int = BodyReader.defaultChunkSize) -> BodyReader {
+        BodyReader(source: self, chunkSize: chunkSize)
+    }
+
+    /// The whole body in memory. Files are read and checked against their recorded size.
+    public func readAll() throws(FormDataError) -> Data {
+        var out = Data()
+        out.reserveCapacity(Int(clamping: length))
+        for segment in segments {
+            switch segment.content {
+            case .bytes(let data):
+                out.append(data)
+            case .file(let range):
+                let file = try OpenedFileRange(range)
+                try file.forEachChunk(size: BodyReader.defaultChunkSize) { chunk in out.append(contentsOf: chunk) }
+            }
+        }
+        return out
+    }
+}

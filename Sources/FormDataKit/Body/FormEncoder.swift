@@ -1,0 +1,111 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A form encoded into a body: the bytes (as segments) and the `Content-Type` that describes them.
+package struct EncodedBody: Sendable {
+    package var source: BodySource
+    package var contentType: String
+    /// The ASI-style debug log text, when asked for.
+    package var debugText: String?
+    /// The multipart boundary used, for multipart bodies.
+    package var boundary: String?
+}
+
+/// Encodes a ``Form`` with ASIFormDataRequest's byte rules: URL-encoded pairs, or a multipart
+/// body with all value parts before all file parts.
+package enum FormEncoder {
+    /// The ASI debug log markers.
+    package enum DebugMarker {
+        package static let multipartStart = "\r\n==== Building a multipart/form-data body ====\r\n"
+        package static let multipartEnd = "==== End of multipart/form-data body ====\r\n"
+        package static let urlEncodedStart = "\r\n==== Building an application/x-www-form-urlencoded body ====\r\n"
+        package static let urlEncodedEnd = "\r\n==== End of application/x-www-form-urlencoded body ====\r\n"
+    }
+
+    /// `name=value` pairs joined by `&`, each side escaped (only `A–Z a–z 0–9 - . _` kept).
+    package static func urlEncoded(_ form: Form, encoding: String.Encoding, debug: Bool) throws(FormDataError) -> EncodedBody {
+        try IANACharset.requireUsable(encoding)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(form.values.reduce(0) { $0 + ($1.name.utf8.count + $1.value.utf8.count) * 3 + 2 })
+        for (index, field) in form.values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "&")) }
+            try URLFormEncoding.appendEscaped(field.name, encoding: encoding, field: field.name, role: .name, to: &bytes)
+            bytes.append(UInt8(ascii: "="))
+            try URLFormEncoding.appendEscaped(field.value, encoding: encoding, field: field.name, role: .value, to: &bytes)
+        }
+        var builder = BodyBuilder(encoding: encoding, debug: debug)
+        builder.appendDebugOnly(DebugMarker.urlEncodedStart)
+        builder.appendEncoded(bytes, debugText: String(decoding: bytes, as: UTF8.self))
+        builder.appendDebugOnly(DebugMarker.urlEncodedEnd)
+        return EncodedBody(
+            source: builder.finish(),
+            contentType: "application/x-www-form-urlencoded; charset=\(IANACharset.name(for: encoding)!)",
+            debugText: builder.debugText, boundary: nil)
+    }
+
+    /// The multipart body with `boundary`. When the boundary occurs in in-memory content, a new
+    /// one is generated if `regenerateOnCollision`, otherwise that is an error.
+    package static func multipart(
+        _ form: Form, encoding: String.Encoding, boundary: String, regenerateOnCollision: Bool, debug: Bool
+    ) throws(FormDataError) -> EncodedBody {
+        try IANACharset.requireUsable(encoding)
+        let parts = try multipartParts(form, encoding: encoding)
+        var attempts = 0
+        while true {
+            let chosen = attempts == 0 ? boundary : MultipartBoundary.makeASIBoundary()
+            var builder = BodyBuilder(encoding: encoding, debug: debug)
+            builder.appendDebugOnly(DebugMarker.multipartStart)
+            do {
+                try MultipartWriter(boundary: chosen).write(parts, into: &builder)
+            } catch .boundaryCollision(let b, let field) {
+                attempts += 1
+                if !regenerateOnCollision || attempts >= 16 { throw .boundaryCollision(boundary: b, field: field) }
+                continue
+            }
+            builder.appendDebugOnly(DebugMarker.multipartEnd)
+            return EncodedBody(
+                source: builder.finish(),
+                contentType: "multipart/form-data; charset=\(IANACharset.name(for: encoding)!); boundary=\(chosen)",
+                debugText: builder.debugText, boundary: chosen)
+        }
+    }
+
+    /// The parts of `form`: every value field, then every file field (ASI's order). File sizes are
+    /// read now, so the body length is exact; missing files and directories are errors.
+    package static func multipartParts(_ form: Form, encoding: String.Encoding) throws(FormDataError) -> [MultipartPart] {
+        var parts: [MultipartPart] = []
+        parts.reserveCapacity(form.values.count + form.files.count)
+        for field in form.values {
+            parts.append(MultipartPart(
+                fieldName: field.name,
+                headers: [MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: field.name, fileName: nil))],
+                content: .text(field.value), contentType: nil))
+        }
+        for field in form.files {
+            _ = try IANACharset.encode(field.name, encoding, field: field.name, role: .name)
+            _ = try IANACharset.encode(field.fileName, encoding, field: field.name, role: .fileName)
+            try HeaderParameterEscaping.requireSafeHeaderValue(field.contentType, field: field.name)
+            _ = try IANACharset.encode(field.contentType, encoding, field: field.name, role: .contentType)
+            let content: MultipartPart.Content
+            switch field.content {
+            case .data(let data):
+                content = .data(data)
+            case .file(let path):
+                let size = try FileInspection.regularFileSize(at: path)
+                content = .file(FileRange(path: path, length: size, expectedFileSize: size))
+            }
+            parts.append(MultipartPart(
+                fieldName: field.name,
+                headers: [
+                    MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: field.name, fileName: field.fileName)),
+                    MultipartHeader(name: "Content-Type", value: field.contentType),
+                ],
+                content: content, contentType: field.contentType))
+        }
+        return parts
+    }
+}

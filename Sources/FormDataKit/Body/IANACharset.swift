@@ -1,0 +1,70 @@
+import Foundation
+
+/// The IANA charset names FormDataKit writes into `charset=` parameters, and the check that an
+/// encoding can carry a form body at all.
+package enum IANACharset {
+    /// The lowercase IANA name for `encoding` (as CoreFoundation's
+    /// `CFStringConvertEncodingToIANACharSetName` gives it), or nil when FormDataKit has none.
+    package static func name(for encoding: String.Encoding) -> String? {
+        switch encoding {
+        case .utf8: return "utf-8"
+        case .ascii: return "us-ascii"
+        case .isoLatin1: return "iso-8859-1"
+        case .isoLatin2: return "iso-8859-2"
+        case .windowsCP1250: return "windows-1250"
+        case .windowsCP1251: return "windows-1251"
+        case .windowsCP1252: return "windows-1252"
+        case .windowsCP1253: return "windows-1253"
+        case .windowsCP1254: return "windows-1254"
+        case .macOSRoman: return "macintosh"
+        case .shiftJIS: return "shift_jis"
+        case .japaneseEUC: return "euc-jp"
+        case .iso2022JP: return "iso-2022-jp"
+        case .nonLossyASCII: return "us-ascii"
+        case .utf16: return "utf-16"
+        case .utf16BigEndian: return "utf-16be"
+        case .utf16LittleEndian: return "utf-16le"
+        case .utf32: return "utf-32"
+        case .utf32BigEndian: return "utf-32be"
+        case .utf32LittleEndian: return "utf-32le"
+        default: return nil
+        }
+    }
+
+    /// Whether ASCII text encodes to the same bytes in `encoding` — required, because the
+    /// boundary lines, part headers and percent escapes of a form body are ASCII.
+    package static func isASCIICompatible(_ encoding: String.Encoding) -> Bool {
+        switch encoding {
+        case .utf16, .utf16BigEndian, .utf16LittleEndian, .utf32, .utf32BigEndian,
+            .utf32LittleEndian, .iso2022JP:
+            return false
+        default:
+            return name(for: encoding) != nil
+        }
+    }
+
+    /// Throws ``FormDataError/unsupportedEncoding(_:)`` unless `encoding` can carry a form body.
+    package static func requireUsable(_ encoding: String.Encoding) throws(FormDataError) {
+        guard isASCIICompatible(encoding) else { throw .unsupportedEncoding(encoding) }
+    }
+
+    /// `string` in `encoding`, with no lossy conversion; nil when a character cannot be represented.
+    package static func encode(_ string: String, _ encoding: String.Encoding) -> Data? {
+        if encoding == .utf8 { return Data(string.utf8) }
+        if encoding == .ascii || encoding == .nonLossyASCII {
+            return string.utf8.allSatisfy({ $0 < 0x80 }) ? Data(string.utf8) : nil
+        }
+        if string.utf8.allSatisfy({ $0 < 0x80 }) { return Data(string.utf8) }
+        return string.data(using: encoding, allowLossyConversion: false)
+    }
+
+    /// `string` in `encoding`, or ``FormDataError/unencodableString(field:role:encoding:)`` naming the field.
+    package static func encode(
+        _ string: String, _ encoding: String.Encoding, field: String, role: FormDataError.FieldRole
+    ) throws(FormDataError) -> Data {
+        guard let data = encode(string, encoding) else {
+            throw .unencodableString(field: field, role: role, encoding: encoding)
+        }
+        return data
+    }
+}

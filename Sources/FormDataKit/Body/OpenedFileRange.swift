@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// An open file whose size has been checked against the size recorded when the body length was
+/// computed, read over one ``FileRange``. Closed on deinit.
+package final class OpenedFileRange {
+    package let range: FileRange
+    package let descriptor: Int32
+    /// Bytes of the range already read.
+    package private(set) var consumed: UInt64 = 0
+
+    /// Opens `range.path` and checks its size.
+    package init(_ range: FileRange) throws(FormDataError) {
+        self.range = range
+        let fd = open(range.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.openError(path: range.path, errno: errno) }
+        descriptor = fd
+        try checkSize()
+    }
+
+    deinit { close(descriptor) }
+
+    /// Bytes of the range not yet read.
+    package var remaining: UInt64 { range.length - consumed }
+
+    /// Throws ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` unless the file still
+    /// has the size recorded when the body length was computed.
+    package func checkSize() throws(FormDataError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: range.path, errno: errno) }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: range.path) }
+        let size = UInt64(info.st_size)
+        if size != range.expectedFileSize {
+            throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: size)
+        }
+    }
+
+    /// Reads up to `buffer.count` bytes of the range into `buffer`; 0 once the range is done
+    /// (after checking the file size once more).
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
+        guard remaining > 0 else { return 0 }
+        let want = Int(min(UInt64(buffer.count), remaining))
+        while true {
+            let got = pread(descriptor, buffer.baseAddress, want, off_t(range.offset + consumed))
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw .fileUnreadable(path: range.path, errno: errno)
+            }
+            if got == 0 {
+                // The file is shorter than it was: report its size now.
+                try checkSize()
+                throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: range.offset + consumed)
+            }
+            consumed += UInt64(got)
+            if remaining == 0 { try checkSize() }
+            return got
+        }
+    }
+
+    /// Calls `body` with consecutive chunks of at most `size` bytes until the range is read.
+    package func forEachChunk(
+        size: Int, _ body: (UnsafeRawBufferPointer) throws(FormDataError) -> Void
+    ) throws(FormDataError) {
+        guard remaining > 0 else { return try checkSize() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(UInt64(size), remaining)), alignment: 16)
+        defer { buffer.deallocate() }
+        while remaining > 0 {
+            let got = try read(into: buffer)
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+        }
+    }
+
+    /// The error for a failed `open(2)` of `path`.
+    package static func openError(path: String, errno code: Int32) -> FormDataError {
+        switch code {
+        case ENOENT, ENOTDIR: return .fileNotFound(path: path)
+        case EISDIR: return .fileIsDirectory(path: path)
+        default: return .fileUnreadable(path: path, errno: code)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+extension FormDataRequest {
+    // MARK: - Building the body
+
+    /// Builds the body if it is not built yet (or went stale): encodes the form, keeps it in memory
+    /// or spools it to a temporary file, and sets `Content-Type`, `Content-Length` and the method.
+    ///
+    /// - Form without files: URL-encoded (or multipart when ``postFormat`` says so), in memory
+    ///   unless ``shouldStreamPostDataFromDisk``.
+    /// - Form with files: multipart, spooled to a temporary file (``postBodyFilePath``).
+    /// - Empty form: no body, no `Content-Type`.
+    ///
+    /// - Throws: ``FormDataError`` naming the file, field or encoding at fault. Nothing is left
+    ///   on disk when a build fails.
+    public func buildPostBody() throws {
+        try serializingBuilds {
+            while true {
+                let snapshot: RequestState? = state.withLock { $0.built == nil ? $0 : nil }
+                guard let snapshot else { return }
+                let built = try Self.makeBody(from: snapshot)
+                let applied = state.withLock { current -> Bool in
+                    guard current.generation == snapshot.generation else { return false }
+                    current.apply(built)
+                    return true
+                }
+                if applied {
+                    if let text = built.debugString { Self.emitDebugLog(text) }
+                    return
+                }
+                // Changed while building: the body just built is dropped (with its temp file); build again.
+            }
+        }
+    }
+
+    /// The in-memory body after a build, when it was not spooled (nil for spooled bodies).
+    public var postBody: Data? { state.withLock { $0.built?.postBody } }
+
+    /// The path of the spooled body after a build, when it is on disk.
+    public var postBodyFilePath: String? { state.withLock { $0.built?.spooledFile?.path } }
+
+    /// The number of bytes that will be sent; 0 until the body is built.
+    public var postLength: UInt64 { state.withLock { $0.built?.postLength ?? 0 } }
+
+    /// The debug log of the last build (ASIHTTPRequest's `debugBodyString`): the body as text with
+    /// data parts shown as `[N bytes of data]` and file parts as
+    /// `[N bytes of data from file '<path>']`. Nil unless the debug log is on.
+    public var debugBodyString: String? { state.withLock { $0.built?.debugString } }
+
+    /// The encoded body of the last build, as segments (for transports and tests).
+    public var bodySource: BodySource? { state.withLock { $0.built?.source } }
+
+    /// Encodes and stores a body for `snapshot`. Runs outside the state lock.
+    static func makeBody(from snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+        let form = snapshot.form
+        guard !form.isEmpty else { return .none }
+        let debug = snapshot.shouldLogDebugBody || debugFormDataRequests
+        let hasFiles = !form.files.isEmpty
+        let encoded: EncodedBody
+        if hasFiles || snapshot.postFormat == .multipartFormData {
+            encoded = try FormEncoder.multipart(
+                form, encoding: snapshot.stringEncoding, boundary: snapshot.boundary,
+                regenerateOnCollision: !snapshot.boundaryIsCustom, debug: debug)
+        } else {
+            encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug)
+        }
+        var built = BuiltBody(
+            source: encoded.source, postBody: nil, spooledFile: nil, postLength: encoded.source.length,
+            debugString: encoded.debugText, contentType: encoded.contentType, hasFiles: hasFiles,
+            boundary: encoded.boundary)
+        if hasFiles || snapshot.shouldStreamPostDataFromDisk {
+            built.spooledFile = try BodySpooler.spool(encoded.source)
+        } else if encoded.source.segments.count == 1, case .bytes(let data) = encoded.source.segments[0].content {
+            built.postBody = data
+        } else {
+            built.postBody = try encoded.source.readAll()
+        }
+        return built
+    }
+
+    private static func emitDebugLog(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+        logger.debug("\(text)")
+    }
+}
+
+extension RequestState {
+    /// Stores `built` and sets what a build sets: headers, method, format, streaming flag.
+    mutating func apply(_ body: BuiltBody) {
+        for name in headersSetByBuild { requestHeaders[name] = nil }
+        headersSetByBuild = []
+        built = body
+        if body.hasFiles {
+            postFormat = .multipartFormData
+            shouldStreamPostDataFromDisk = true
+        }
+        if let boundary = body.boundary { self.boundary = boundary }
+        if let contentType = body.contentType {
+            requestHeaders["Content-Type"] = contentType
+            headersSetByBuild.append("Content-Type")
+        }
+        if body.postLength > 0 {
+            if ["GET", "DELETE", "HEAD"].contains(requestMethod) { requestMethod = "POST" }
+            requestHeaders["Content-Length"] = String(body.postLength)
+            headersSetByBuild.append("Content-Length")
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+
+/// A form upload in ASIHTTPRequest's `ASIFormDataRequest` shape: collect post values and files,
+/// and the body is built lazily — URL-encoded, or multipart when files are present — kept in
+/// memory or spooled to a private temporary file.
+///
+/// ```swift
+/// let request = FormDataRequest(url: URL(string: "https://example.com/upload")!)
+/// request.setPostValue("Ben", forKey: "first_name")
+/// try request.addFile("/tmp/photo.jpg", forKey: "photo")
+/// try request.buildPostBody()
+/// print(request.postLength, request.requestHeaders["Content-Type"]!)
+/// ```
+///
+/// Thread-safe: every property is guarded by a lock. Any change after a build marks the body
+/// stale, and the next build rebuilds it (ASIHTTPRequest silently kept the old body). Temporary
+/// files are removed on rebuild and when the request is released.
+public final class FormDataRequest: Sendable {
+    let state: Locked<RequestState>
+    private let buildSerializer = Locked<Void>(())
+
+    // MARK: - Creating a request
+
+    /// A request to `url`, method `POST`, URL-encoded, UTF-8.
+    public init(url: URL) {
+        state = Locked(RequestState(url: url))
+    }
+
+    /// A new request to `url` (ASIHTTPRequest's `+requestWithURL:`).
+    public class func request(with url: URL) -> FormDataRequest {
+        FormDataRequest(url: url)
+    }
+
+    // MARK: - Process-wide settings
+
+    private static let debugSwitch = Locked(false)
+    static let logger = Logger(label: "FormDataKit.FormDataRequest")
+
+    /// Turns the debug body log on for every request (ASIHTTPRequest's `DEBUG_FORM_DATA_REQUEST`).
+    /// When on, each build fills ``debugBodyString``, writes it to standard error, and emits it
+    /// through swift-log at debug level (label `FormDataKit.FormDataRequest`).
+    public static var debugFormDataRequests: Bool {
+        get { debugSwitch.current }
+        set { debugSwitch.withLock { $0 = newValue } }
+    }
+
+    // MARK: - Request settings
+
+    /// The URL the request is sent to.
+    public var url: URL {
+        get { state.withLock { $0.url } }
+        set { state.withLock { $0.url = newValue } }
+    }
+
+    /// The HTTP method; `POST` by default. When the body is not empty, `GET`, `DELETE` and `HEAD`
+    /// become `POST` at build time; `PUT` and other methods are kept.
+    public var requestMethod: String {
+        get { state.withLock { $0.requestMethod } }
+        set { mutateBody { $0.requestMethod = newValue } }
+    }
+
+    /// The body format; `.urlEncoded` by default. Reads `.multipartFormData` after a build of a
+    /// form that has files (files force multipart).
+    public var postFormat: PostFormat {
+        get { state.withLock { $0.postFormat } }
+        set { mutateBody { $0.postFormat = newValue } }
+    }
+
+    /// The encoding of every string written into the body (and its `charset=`); UTF-8 by default.
+    /// Must be ASCII-compatible (UTF-16 and UTF-32 are refused at build time).
+    public var stringEncoding: String.Encoding {
+        get { state.withLock { $0.stringEncoding } }
+        set { mutateBody { $0.stringEncoding = newValue } }
+    }
+
+    /// Whether the body is written to a temporary file rather than kept in memory. Forced on by a
+    /// build when the form has files.
+    public var shouldStreamPostDataFromDisk: Bool {
+        get { state.withLock { $0.shouldStreamPostDataFromDisk } }
+        set { mutateBody { $0.shouldStreamPostDataFromDisk = newValue } }
+    }
+
+    /// Whether the body is gzip-compressed before sending (`Content-Encoding: gzip`).
+    public var shouldCompressRequestBody: Bool {
+        get { state.withLock { $0.shouldCompressRequestBody } }
+        set { mutateBody { $0.shouldCompressRequestBody = newValue } }
+    }
+
+    /// Turns the debug body log on for this request only (see ``debugFormDataRequests``).
+    public var shouldLogDebugBody: Bool {
+        get { state.withLock { $0.shouldLogDebugBody } }
+        set { mutateBody { $0.shouldLogDebugBody = newValue } }
+    }
+
+    /// The multipart boundary: `0xKhTmLbOuNdArY-` + an uppercase UUID, random per request. Set it
+    /// to fix the bytes (tests do); a boundary you set that occurs in in-memory content is an
+    /// error at build time, a generated one is replaced by a new one.
+    public var multipartBoundary: String {
+        get { state.withLock { $0.boundary } }
+        set {
+            mutateBody {
+                $0.boundary = newValue
+                $0.boundaryIsCustom = true
+            }
+        }
+    }
+
+    // MARK: - Headers
+
+    /// The request headers: yours, plus `Content-Type` and `Content-Length` once the body is built.
+    /// Keys are case-sensitive, as in ASIHTTPRequest.
+    public var requestHeaders: [String: String] {
+        get { state.withLock { $0.requestHeaders } }
+        set { state.withLock { $0.requestHeaders = newValue } }
+    }
+
+    /// Sets header `header` to `value`, replacing an entry with exactly the same name.
+    public func addRequestHeader(_ header: String, value: String) {
+        state.withLock { $0.requestHeaders[header] = value }
+    }
+
+    // MARK: - Post values
+
+    /// Appends a value field. A nil key is ignored; a nil value is sent empty. The value is sent
+    /// as its description: `Bool` → `1`/`0`, numbers plainly, dates as `2026-11-22 03:57:10 +0000`.
+    public func addPostValue(_ value: Any?, forKey key: String?) {
+        guard let key else { return }
+        let text = PostValueRendering.render(value)
+        mutateBody { $0.form.addValue(text, forName: key) }
+    }
+
+    /// Removes every value field named `key`, then appends this one (so it moves to the end).
+    public func setPostValue(_ value: Any?, forKey key: String?) {
+        guard let key else { return }
+        let text = PostValueRendering.render(value)
+        mutateBody { $0.form.setValue(text, forName: key) }
+    }
+
+    // MARK: - Files and data
+
+    /// Appends the file at `filePath` as a file field, named after its last path component and
+    /// typed from its extension. A missing file or a directory throws at once.
+    public func addFile(_ filePath: String, forKey key: String) throws {
+        try addFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
+    }
+
+    /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
+    /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
+    /// the body is built. A missing file or a directory throws ``FormDataError`` naming the path.
+    public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
+        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.addFile(field) }
+    }
+
+    /// Removes every file or data field named `key`, then appends the file at `filePath`.
+    public func setFile(_ filePath: String, forKey key: String) throws {
+        try setFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
+    }
+
+    /// Removes every file or data field named `key`, then appends the file at `filePath`.
+    public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
+        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.setFile(field) }
+    }
+
+    /// Appends `data` as a file field with file name `file` and type `application/octet-stream`.
+    /// Nil data is sent as an empty part.
+    public func addData(_ data: Data?, forKey key: String) {
+        addData(data, withFileName: nil, andContentType: nil, forKey: key)
+    }
+
+    /// Appends `data` as a file field. `fileName` nil → `file`; `contentType` nil →
+    /// `application/octet-stream`; nil data → an empty part.
+    public func addData(_ data: Data?, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) {
+        let field = Self.dataField(data, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.addFile(field) }
+    }
+
+    /// Removes every file or data field named `key`, then appends `data`.
+    public func setData(_ data: Data?, forKey key: String) {
+        setData(data, withFileName: nil, andContentType: nil, forKey: key)
+    }
+
+    /// Removes every file or data field named `key`, then appends `data`.
+    public func setData(_ data: Data?, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) {
+        let field = Self.dataField(data, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.setFile(field) }
+    }
+
+    /// The fields collected so far.
+    public var form: Form { state.withLock { $0.form } }
+
+    // MARK: - MIME types
+
+    /// The MIME type for the file at `path` from its extension (case-insensitive): nil when no file
+    /// exists there; `application/octet-stream` for no or an unknown extension.
+    public static func mimeType(forFileAtPath path: String) -> String? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        return MIMETypes.type(forFileName: path)
+    }
+
+    // MARK: - Private helpers
+
+    private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> FormFileField {
+        _ = try FileInspection.regularFileSize(at: path)
+        let name = fileName ?? (path as NSString).lastPathComponent
+        return FormFileField(
+            name: key, fileName: name, contentType: contentType ?? MIMETypes.type(forFileName: path),
+            content: .file(path: path))
+    }
+
+    private static func dataField(_ data: Data?, fileName: String?, contentType: String?, key: String) -> FormFileField {
+        FormFileField(
+            name: key, fileName: fileName ?? "file", contentType: contentType ?? MIMETypes.fallback,
+            content: .data(data ?? Data()))
+    }
+
+    /// Applies `change` to the state and marks a built body stale.
+    func mutateBody(_ change: (inout RequestState) -> Void) {
+        state.withLock { state in
+            change(&state)
+            state.invalidateBody()
+        }
+    }
+
+    /// Runs `body` with builds excluded (one build at a time per request).
+    func serializingBuilds<T>(_ body: () throws -> T) rethrows -> T {
+        try buildSerializer.withLock { _ in try body() }
+    }
+}

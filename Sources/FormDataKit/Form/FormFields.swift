@@ -1,0 +1,82 @@
+import Foundation
+
+/// A plain value field of a form: a name and its text.
+public struct FormValueField: Sendable, Equatable {
+    /// The field's name.
+    public var name: String
+    /// The field's value, already rendered as text.
+    public var value: String
+
+    /// A value field named `name` holding `value`.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A file field of a form: a file on disk or bytes in memory, sent with a file name and type.
+public struct FormFileField: Sendable, Equatable {
+    /// Where a file field's bytes come from.
+    public enum Content: Sendable, Equatable {
+        /// The file at this path, read when the body is built.
+        case file(path: String)
+        /// These bytes.
+        case data(Data)
+    }
+
+    /// The field's name.
+    public var name: String
+    /// The `filename` sent in the part's `Content-Disposition`.
+    public var fileName: String
+    /// The part's `Content-Type`.
+    public var contentType: String
+    /// The bytes, or the file that holds them.
+    public var content: Content
+
+    /// A file field named `name`.
+    public init(name: String, fileName: String, contentType: String, content: Content) {
+        self.name = name
+        self.fileName = fileName
+        self.contentType = contentType
+        self.content = content
+    }
+}
+
+/// What a user collects: value fields and file fields, each in the order they were added.
+///
+/// A value type with ASIFormDataRequest's add/set rules: `add` appends (duplicates allowed);
+/// `set` removes every field of the same kind with that name, then appends.
+public struct Form: Sendable, Equatable {
+    /// The value fields, in the order added.
+    public private(set) var values: [FormValueField] = []
+    /// The file and data fields, in the order added.
+    public private(set) var files: [FormFileField] = []
+
+    /// An empty form.
+    public init() {}
+
+    /// Whether the form has no fields at all.
+    public var isEmpty: Bool { values.isEmpty && files.isEmpty }
+
+    /// Appends a value field.
+    public mutating func addValue(_ value: String, forName name: String) {
+        values.append(FormValueField(name: name, value: value))
+    }
+
+    /// Removes every value field named `name`, then appends this one.
+    public mutating func setValue(_ value: String, forName name: String) {
+        values.removeAll { $0.name == name }
+        addValue(value, forName: name)
+    }
+
+    /// Appends a file field.
+    public mutating func addFile(_ field: FormFileField) {
+        files.append(field)
+    }
+
+    /// Removes every file field named `field.name`, then appends `field`.
+    public mutating func setFile(_ field: FormFileField) {
+        files.removeAll { $0.name == field.name }
+        addFile(field)
+    }
+}

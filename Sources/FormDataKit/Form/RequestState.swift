@@ -1,0 +1,56 @@
+import Foundation
+
+/// A body produced by ``FormDataRequest/buildPostBody()``.
+struct BuiltBody: Sendable {
+    /// The encoded (uncompressed) body.
+    var source: BodySource
+    /// The body in memory, when it is not spooled.
+    var postBody: Data?
+    /// The spooled body, when it is on disk.
+    var spooledFile: TemporaryFile?
+    /// The number of bytes that will be sent.
+    var postLength: UInt64
+    /// The debug log text, when the debug log is on.
+    var debugString: String?
+    /// The `Content-Type` the body needs, or nil for no body.
+    var contentType: String?
+    /// Whether the form had files (which forces multipart and spooling).
+    var hasFiles: Bool
+    /// The boundary used, for multipart bodies.
+    var boundary: String?
+
+    static let none = BuiltBody(source: .empty, postBody: nil, spooledFile: nil, postLength: 0,
+                                debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+}
+
+/// Everything a ``FormDataRequest`` holds, guarded by its lock.
+struct RequestState: Sendable {
+    var url: URL
+    var requestMethod = "POST"
+    var postFormat = PostFormat.urlEncoded
+    var stringEncoding = String.Encoding.utf8
+    var shouldStreamPostDataFromDisk = false
+    var shouldCompressRequestBody = false
+    var shouldLogDebugBody = false
+    var boundary = MultipartBoundary.makeASIBoundary()
+    var boundaryIsCustom = false
+    var requestHeaders: [String: String] = [:]
+    var form = Form()
+
+    /// The built body; nil when none is built or the last one is stale.
+    var built: BuiltBody?
+    /// Bumped by every change that affects the body.
+    var generation: UInt64 = 0
+    /// Header names the last build set (removed again when the body goes stale).
+    var headersSetByBuild: [String] = []
+
+    init(url: URL) { self.url = url }
+
+    /// Drops the built body (its temporary file goes with it) and the headers it set.
+    mutating func invalidateBody() {
+        generation &+= 1
+        built = nil
+        for name in headersSetByBuild { requestHeaders[name] = nil }
+        headersSetByBuild = []
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// A value guarded by a lock: the small building block that makes FormDataKit's mutable
+/// objects thread-safe.
+package final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    package init(_ value: Value) { self.value = value }
+
+    /// Runs `body` with exclusive access to the value.
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    /// The current value (a copy).
+    package var current: Value { withLock { $0 } }
+}
