@@ -6,9 +6,13 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
+        .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
+        .executable(name: "formdata", targets: ["formdata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         .systemLibrary(
@@ -23,9 +27,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "FormDataKitTesting",
+            dependencies: [
+                "FormDataKit",
+                "CZlib",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
+        .executableTarget(
+            name: "formdata",
+            dependencies: [
+                "FormDataKit",
+                "FormDataKitTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit"]
+            dependencies: ["FormDataKit", "FormDataKitTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Turns a received response into a ``FormDataResponse``: inflates a gzip body, and reports
+/// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
+enum ResponseInflation {
+    /// The response for `head` and the received `body`.
+    static func response(head: TransportResponseHead, body: Data) -> Result<FormDataResponse, FormDataError> {
+        if head.statusCode == 401 || head.statusCode == 407 {
+            return .failure(.authenticationNeeded(underlying: UnderlyingError(
+                domain: "HTTP", code: head.statusCode, message: head.statusLine)))
+        }
+        var body = body
+        // URLSession (libcurl on Linux) usually inflates by itself and leaves the header; only a
+        // body that still starts with the gzip magic is inflated here.
+        if let encoding = head.header("Content-Encoding"), encoding.lowercased().contains("gzip"),
+            body.count >= 2, body[body.startIndex] == 0x1f, body[body.startIndex + 1] == 0x8b {
+            switch GzipInflate.inflate(body) {
+            case .success(let inflated): body = inflated
+            case .failure(let error): return .failure(.compression(underlying: error))
+            }
+        }
+        return .success(FormDataResponse(statusCode: head.statusCode, headers: head.headers, body: body))
+    }
+}
