@@ -42,6 +42,12 @@ public enum FormDataError: Error, Sendable, Equatable {
     case compressionFailed(code: Int32, message: String)
     /// zlib reported `code` while decompressing, or the compressed data is corrupt or truncated.
     case decompressionFailed(code: Int32, message: String)
+    /// Decompressed data grew past `limit` bytes (a decompression bomb, or a limit set too low).
+    /// Nothing past the limit was produced.
+    case decompressedSizeLimitExceeded(limit: UInt64)
+    /// The file at `path` (a destination the caller named) could not be created, written or put
+    /// in place; `errno` says why. No partial file is left at `path`.
+    case fileUnwritable(path: String, errno: Int32)
 }
 
 extension FormDataError: LocalizedError, CustomStringConvertible {
@@ -71,6 +77,10 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "Compression of data failed with code \(code)\(message.isEmpty ? "" : " (\(message))")"
         case .decompressionFailed(let code, let message):
             return "Decompression of data failed with code \(code)\(message.isEmpty ? "" : " (\(message))")"
+        case .decompressedSizeLimitExceeded(let limit):
+            return "Decompressed data exceeds the limit of \(limit) bytes"
+        case .fileUnwritable(let path, let code):
+            return "The file at \(path) could not be written: \(Self.systemMessage(code))"
         }
     }
 
