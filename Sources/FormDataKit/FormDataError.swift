@@ -42,6 +42,12 @@ public enum FormDataError: Error, Sendable, Equatable {
     case compressionFailed(code: Int32, message: String)
     /// zlib reported `code` while decompressing, or the compressed data is corrupt or truncated.
     case decompressionFailed(code: Int32, message: String)
+    /// Decompressed data grew past `limit` bytes (a decompression bomb, or a limit set too low).
+    /// Nothing past the limit was produced.
+    case decompressedSizeLimitExceeded(limit: UInt64)
+    /// The file at `path` (a destination the caller named) could not be created, written or put
+    /// in place; `errno` says why. No partial file is left at `path`.
+    case fileUnwritable(path: String, errno: Int32)
 
     // MARK: - Sending (ASIHTTPRequest's error categories)
 
@@ -108,7 +114,8 @@ extension FormDataError {
         case .unableToCreateRequest, .requestInProgress: return 5
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
-        case .compression, .compressionFailed, .decompressionFailed: return 11
+        case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
+        case .fileUnwritable: return 8
         case .fileNotFound, .fileIsDirectory, .fileUnreadable, .fileChanged, .unencodableString,
             .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision:
             return 6
@@ -118,8 +125,8 @@ extension FormDataError {
     /// Wraps a build error in the sending category ASIHTTPRequest used for it.
     static func whileSending(_ error: FormDataError) -> FormDataError {
         switch error {
-        case .temporaryFileFailed: return .fileManagement(underlying: error)
-        case .compressionFailed, .decompressionFailed: return .compression(underlying: error)
+        case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
+        case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress:
             return error
@@ -155,6 +162,10 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "Compression of data failed with code \(code)\(message.isEmpty ? "" : " (\(message))")"
         case .decompressionFailed(let code, let message):
             return "Decompression of data failed with code \(code)\(message.isEmpty ? "" : " (\(message))")"
+        case .decompressedSizeLimitExceeded(let limit):
+            return "Decompressed data exceeds the limit of \(limit) bytes"
+        case .fileUnwritable(let path, let code):
+            return "The file at \(path) could not be written: \(Self.systemMessage(code))"
         case .connectionFailure(let underlying):
             return "A connection failure occurred: \(underlying)"
         case .timedOut(let underlying):

@@ -96,13 +96,14 @@ extension FormDataRequest {
             }
             let body: TransportRequest.Body
             var file: TemporaryFile?
-            if let spooled = state.built?.spooledFile {
-                body = .file(path: spooled.path, length: state.built?.postLength ?? 0)
-                file = spooled
-            } else if let data = state.built?.postBody, !data.isEmpty {
-                body = .data(data)
-            } else {
+            switch state.built?.payload ?? .none {
+            case .none:
                 body = .none
+            case .memory(let data):
+                body = .data(data)
+            case .file(let payloadFile):
+                body = .file(path: payloadFile.path, length: state.built?.postLength ?? 0)
+                file = payloadFile
             }
             let request = TransportRequest(
                 url: state.url, method: state.requestMethod, headers: headers, body: body,
@@ -117,7 +118,7 @@ extension FormDataRequest {
         guard let file else { return }
         file.remove()
         state.withLock { state in
-            if state.built?.spooledFile === file { state.built = nil }
+            if case .file(let current)? = state.built?.payload, current === file { state.built = nil }
         }
     }
 }
