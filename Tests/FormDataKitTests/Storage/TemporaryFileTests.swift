@@ -143,6 +143,26 @@ struct TemporaryFileTests {
         #expect(!FileManager.default.fileExists(atPath: spooled.path))
     }
 
+    @Test("The read/write fallback spools the same bytes as the kernel copy")
+    func fallbackMatchesKernelCopy() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("part.bin", randomData(3_000_001, seed: 9))
+        let source = BodySource(segments: [
+            BodySegment(.bytes(bytes("a"))),
+            BodySegment(.file(FileRange(path: path, offset: 17, length: 2_999_000, expectedFileSize: 3_000_001))),
+            BodySegment(.bytes(bytes("z"))),
+        ])
+        let kernel = try BodySpooler.spool(source)
+        BodySpooler.kernelCopyEnabled.withLock { $0 = false }
+        defer { BodySpooler.kernelCopyEnabled.withLock { $0 = true } }
+        let plain = try BodySpooler.spool(source)
+        let expected = try source.readAll()
+        #expect(expected.count == 2_999_002)
+        #expect(FileManager.default.contents(atPath: kernel.path) == expected)
+        #expect(FileManager.default.contents(atPath: plain.path) == expected)
+    }
+
     @Test("Directories left by dead processes are swept; live ones are kept")
     func sweepStale() throws {
         let scratch = try Scratch()
