@@ -23,9 +23,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .executableTarget(
+            name: "formdata-bench",
+            dependencies: ["FormDataKit"]
+        ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit"]
+            dependencies: ["FormDataKit"],
+            exclude: ["Support/parse_form.py"]
         ),
     ],
     swiftLanguageModes: [.v6]
