@@ -5,10 +5,11 @@ import Foundation
 //
 //   swift run -c release formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [WORKLOAD ...]
 //
-// Workloads: spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat).
+// Workloads: spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat);
+//            gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [spool ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [spool|gzip ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -16,6 +17,8 @@ func main() throws {
         guard arguments.count >= 2 else { throw BenchError.usage(usage) }
         switch arguments[1] {
         case "spool": try SpoolWorkload.child(files: Array(arguments.dropFirst(2)))
+        case "gzip": try GzipWorkload.child(Array(arguments.dropFirst(2)))
+        case "gzip-request": try GzipWorkload.requestChild(file: arguments.count > 2 ? arguments[2] : "")
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -44,6 +47,8 @@ func main() throws {
         switch workload {
         case "spool":
             report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "gzip":
+            report.rows += try GzipWorkload.run(totalMiB: sizeMiB ?? (quick ? 4 : 256), runs: runCount, in: directory)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }
