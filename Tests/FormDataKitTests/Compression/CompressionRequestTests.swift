@@ -114,6 +114,22 @@ struct CompressionRequestTests {
         #expect(request.postLength > compressedLength)
     }
 
+    @Test("streamed from disk: compressed to a temp file in one pass, nothing spooled uncompressed")
+    func streamFromDiskCompresses() throws {
+        let request = Self.request()
+        request.shouldCompressRequestBody = true
+        request.shouldStreamPostDataFromDisk = true
+        request.setPostValue("short value", forKey: "a")
+        try request.buildPostBody()
+        #expect(request.postBodyFilePath == nil)
+        #expect(request.postBody == nil)
+        #expect(request.compressedPostBody == nil)
+        let path = try #require(request.compressedPostBodyFilePath)
+        #expect(try CompressionOracles.verifiedInflation(of: path) == Data("a=short%20value".utf8))
+        #expect(request.requestHeaders["Content-Length"] == String(request.postLength))
+        #expect(request.requestHeaders["Content-Encoding"] == "gzip")
+    }
+
     @Test("a large in-memory body is compressed to a temp file; adaptive and level settings apply")
     func largeInMemoryGoesToFile() throws {
         let request = Self.request()
