@@ -4,31 +4,44 @@ import Foundation
 /// stay as they are; every other byte of the string (in the chosen encoding) becomes `%XX` with
 /// uppercase hex. Space is `%20`, never `+`.
 package enum URLFormEncoding {
-    /// For each byte value, whether it is written unescaped.
-    private static let unreserved: [Bool] = (0..<256).map { byte in
-        switch UInt8(byte) {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
-            return true
-        default:
-            return false
-        }
+    /// Whether `byte` is written unescaped: `A–Z a–z 0–9 - . _`.
+    @inline(__always)
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
+        (byte &- 0x61) < 26 || (byte &- 0x41) < 26 || (byte &- 0x30) < 10 || byte == 0x2D || byte == 0x2E || byte == 0x5F
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x37 + nibble
+    }
+
+    /// Appends the escaped form of `bytes` to `output`.
+    package static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: bytes.count * 3))
+        let end = output.withUnsafeMutableBufferPointer { out -> Int in
+            var index = start
+            for byte in bytes {
+                if isUnreserved(byte) {
+                    out[index] = byte
+                    index += 1
+                } else {
+                    out[index] = 0x25  // %
+                    out[index + 1] = hexDigit(byte >> 4)
+                    out[index + 2] = hexDigit(byte & 0x0F)
+                    index += 3
+                }
+            }
+            return index
+        }
+        output.removeLast(output.count - end)
+    }
 
     /// Appends the escaped form of `bytes` to `output`.
     package static func appendEscaped<Bytes: Sequence>(_ bytes: Bytes, to output: inout [UInt8])
     where Bytes.Element == UInt8 {
-        for byte in bytes {
-            if unreserved[Int(byte)] {
-                output.append(byte)
-            } else {
-                output.append(UInt8(ascii: "%"))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
+        let done: Void? = bytes.withContiguousStorageIfAvailable { appendEscaped($0, to: &output) }
+        if done == nil { appendEscaped(Array(bytes), to: &output) }
     }
 
     /// Appends the escaped form of `string` in `encoding` to `output`; throws naming the field
@@ -38,7 +51,8 @@ package enum URLFormEncoding {
         to output: inout [UInt8]
     ) throws(FormDataError) {
         if encoding == .utf8 {
-            appendEscaped(string.utf8, to: &output)
+            var string = string
+            string.withUTF8 { appendEscaped($0, to: &output) }
         } else {
             appendEscaped(try IANACharset.encode(string, encoding, field: field, role: role), to: &output)
         }
