@@ -98,11 +98,22 @@ struct WerkzeugInteropTests {
 
     @Test("random forms (non-ASCII, binary files, gzip, URL-encoded) match field for field", arguments: 0..<6)
     func randomForms(seed: Int) async throws {
-        let server = try WerkzeugServer()
-        defer { server.stop() }
-        var generator = SeededGenerator(state: UInt64(seed) &+ 0xC0FFEE)
+        // Starting and stopping the child process block: do both off the concurrency pool.
+        let server = try await Support.blocking { Result { try WerkzeugServer() } }.get()
         var scratch: [ScratchFile] = []
-        defer { scratch.forEach { $0.remove() } }
+        do {
+            try await send(seed: seed, to: server, scratch: &scratch)
+        } catch {
+            scratch.forEach { $0.remove() }
+            await Support.blocking { server.stop() }
+            throw error
+        }
+        scratch.forEach { $0.remove() }
+        await Support.blocking { server.stop() }
+    }
+
+    private func send(seed: Int, to server: WerkzeugServer, scratch: inout [ScratchFile]) async throws {
+        var generator = SeededGenerator(state: UInt64(seed) &+ 0xC0FFEE)
 
         let urlEncoded = seed % 3 == 2
         let request = FormDataRequest(url: server.url("/upload"))
