@@ -30,9 +30,25 @@ enum TransportTestSupport {
         }
     }
 
+    static let scratchPrefix = "fdk-transport-test-"
+
+    /// Removes scratch directories left by test processes that died (killed mid-test).
+    static let sweptStaleScratch: Bool = {
+        let base = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(scratchPrefix) {
+            guard let pid = Int32(name.dropFirst(scratchPrefix.count).split(separator: "-").first ?? ""),
+                pid != getpid(), kill(pid, 0) == -1, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(atPath: base + name)
+        }
+        return true
+    }()
+
     /// A scratch file of `size` pseudo-random bytes (seeded), removed by ``ScratchFile/remove()``.
+    /// Its directory is named after this process, so a later run sweeps it if this one is killed.
     static func makeFile(size: Int, seed: UInt64 = 1, name: String = "input.bin") throws -> ScratchFile {
-        let directory = NSTemporaryDirectory() + "fdk-transport-test-\(UUID().uuidString)"
+        _ = sweptStaleScratch
+        let directory = NSTemporaryDirectory() + "\(scratchPrefix)\(getpid())-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/" + name
         let data = randomData(size: size, seed: seed)
