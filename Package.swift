@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
+        .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -23,9 +24,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "FormDataKitAF",
+            dependencies: ["FormDataKit"]
+        ),
         .testTarget(
             name: "FormDataKitTests",
             dependencies: ["FormDataKit"]
+        ),
+        .testTarget(
+            name: "FormDataKitAFTests",
+            dependencies: ["FormDataKitAF", "FormDataKit"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,26 +2,36 @@ import Foundation
 
 /// The `application/x-www-form-urlencoded` escaping ASIHTTPRequest used: only `A–Z a–z 0–9 - . _`
 /// stay as they are; every other byte of the string (in the chosen encoding) becomes `%XX` with
-/// uppercase hex. Space is `%20`, never `+`.
+/// uppercase hex. Space is `%20`, never `+`. The set of bytes kept is a parameter
+/// (``UnescapedBytes``), so the AFNetworking adapter uses the same escaper with its own set.
 package enum URLFormEncoding {
-    /// For each byte value, whether it is written unescaped.
-    private static let unreserved: [Bool] = (0..<256).map { byte in
-        switch UInt8(byte) {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
-            return true
-        default:
-            return false
+    /// The set of bytes written unescaped; every other byte becomes `%XX` (uppercase hex).
+    package struct UnescapedBytes: Sendable {
+        /// For each byte value, whether it is written unescaped.
+        fileprivate let table: [Bool]
+
+        /// The bytes of `ascii` (ASCII characters only) stay unescaped.
+        package init(_ ascii: String) {
+            var table = [Bool](repeating: false, count: 256)
+            for byte in ascii.utf8 where byte < 0x80 { table[Int(byte)] = true }
+            self.table = table
         }
+
+        /// ASIHTTPRequest's set: `A–Z a–z 0–9 - . _`.
+        package static let asi = UnescapedBytes(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._")
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    /// Appends the escaped form of `bytes` to `output`.
-    package static func appendEscaped<Bytes: Sequence>(_ bytes: Bytes, to output: inout [UInt8])
-    where Bytes.Element == UInt8 {
+    /// Appends the escaped form of `bytes` to `output`, keeping the bytes in `unescaped`
+    /// (ASIHTTPRequest's set unless told otherwise).
+    package static func appendEscaped<Bytes: Sequence>(
+        _ bytes: Bytes, keeping unescaped: UnescapedBytes = .asi, to output: inout [UInt8]
+    ) where Bytes.Element == UInt8 {
+        let table = unescaped.table
         for byte in bytes {
-            if unreserved[Int(byte)] {
+            if table[Int(byte)] {
                 output.append(byte)
             } else {
                 output.append(UInt8(ascii: "%"))
