@@ -7,9 +7,13 @@ let package = Package(
     products: [
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
         .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
+        .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
+        .executable(name: "formdata", targets: ["formdata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         .systemLibrary(
@@ -28,13 +32,29 @@ let package = Package(
             name: "FormDataKitAF",
             dependencies: ["FormDataKit"]
         ),
+        .target(
+            name: "FormDataKitTesting",
+            dependencies: [
+                "FormDataKit",
+                "CZlib",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
+        .executableTarget(
+            name: "formdata",
+            dependencies: [
+                "FormDataKit",
+                "FormDataKitTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit"]
+            dependencies: ["FormDataKit", "FormDataKitTesting"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",
-            dependencies: ["FormDataKitAF", "FormDataKit"]
+            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

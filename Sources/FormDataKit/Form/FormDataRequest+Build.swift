@@ -36,10 +36,31 @@ extension FormDataRequest {
     /// The in-memory body after a build, when it was not spooled (nil for spooled bodies).
     public var postBody: Data? { state.withLock { $0.built?.postBody } }
 
-    /// The path of the spooled body after a build, when it is on disk.
+    /// The path of the spooled body after a build, when it is on disk. Nil when the body is
+    /// compressed (it is compressed straight to ``compressedPostBodyFilePath``, never spooled).
     public var postBodyFilePath: String? { state.withLock { $0.built?.spooledFile?.path } }
 
-    /// The number of bytes that will be sent; 0 until the body is built.
+    /// The gzip-compressed body after a build, when ``shouldCompressRequestBody`` is on and the
+    /// compressed body is kept in memory (small bodies that are not streamed from disk).
+    public var compressedPostBody: Data? {
+        state.withLock { state in
+            if case .memory(let data)? = state.built?.compressed { return data }
+            return nil
+        }
+    }
+
+    /// The path of the gzip-compressed body after a build, when ``shouldCompressRequestBody`` is
+    /// on and the body was compressed to a temporary file (forms with files, bodies streamed from
+    /// disk, bodies over 1 MiB). The file is removed on rebuild and when the request is released.
+    public var compressedPostBodyFilePath: String? {
+        state.withLock { state in
+            if case .file(let file, _)? = state.built?.compressed { return file.path }
+            return nil
+        }
+    }
+
+    /// The number of bytes that will be sent (the compressed size for a compressed body); 0 until
+    /// the body is built.
     public var postLength: UInt64 { state.withLock { $0.built?.postLength ?? 0 } }
 
     /// The debug log of the last build (ASIHTTPRequest's `debugBodyString`): the body as text with
@@ -65,10 +86,22 @@ extension FormDataRequest {
             encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug)
         }
         var built = BuiltBody(
-            source: encoded.source, postBody: nil, spooledFile: nil, postLength: encoded.source.length,
+            source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,
             debugString: encoded.debugText, contentType: encoded.contentType, hasFiles: hasFiles,
             boundary: encoded.boundary)
-        if hasFiles || snapshot.shouldStreamPostDataFromDisk {
+        let onDisk = hasFiles || snapshot.shouldStreamPostDataFromDisk
+        if snapshot.shouldCompressRequestBody && encoded.source.length > 0 {
+            // One pass from the parts: the uncompressed body is never spooled.
+            let toFile = onDisk || encoded.source.length > BodyCompressor.memoryLimit
+            let compressed = try BodyCompressor.compress(
+                encoded.source,
+                settings: CompressionSettings(level: snapshot.compressionLevel, adaptive: snapshot.adaptiveCompression),
+                to: toFile ? .temporaryFile : .memory)
+            built.compressed = compressed
+            built.postLength = compressed.length
+            if onDisk { return built }
+        }
+        if onDisk {
             built.spooledFile = try BodySpooler.spool(encoded.source)
         } else if encoded.source.segments.count == 1, case .bytes(let data) = encoded.source.segments[0].content {
             built.postBody = data
@@ -103,6 +136,10 @@ extension RequestState {
             if ["GET", "DELETE", "HEAD"].contains(requestMethod) { requestMethod = "POST" }
             requestHeaders["Content-Length"] = String(body.postLength)
             headersSetByBuild.append("Content-Length")
+            if let encoding = body.contentEncoding {
+                requestHeaders["Content-Encoding"] = encoding
+                headersSetByBuild.append("Content-Encoding")
+            }
         }
     }
 }

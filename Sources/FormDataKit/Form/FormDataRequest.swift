@@ -18,6 +18,7 @@ import Logging
 /// files are removed on rebuild and when the request is released.
 public final class FormDataRequest: Sendable {
     let state: Locked<RequestState>
+    let sending = Locked(SendingState())
     private let buildSerializer = Locked<Void>(())
 
     // MARK: - Creating a request
@@ -81,10 +82,36 @@ public final class FormDataRequest: Sendable {
         set { mutateBody { $0.shouldStreamPostDataFromDisk = newValue } }
     }
 
-    /// Whether the body is gzip-compressed before sending (`Content-Encoding: gzip`).
+    /// Whether the body is gzip-compressed before sending. Off by default.
+    ///
+    /// When on, a build compresses the encoded body in one pass straight from its parts (nothing
+    /// is spooled uncompressed first): bodies that would be spooled (forms with files,
+    /// ``shouldStreamPostDataFromDisk``) or that are over 1 MiB go to a private temporary file,
+    /// ``compressedPostBodyFilePath``, and ``postBodyFilePath`` is then nil; smaller in-memory
+    /// bodies go to ``compressedPostBody`` (``postBody`` still holds the uncompressed bytes).
+    /// ``postLength`` and `Content-Length` are the compressed size, and `Content-Encoding: gzip`
+    /// is set only when there is a body (ASIHTTPRequest set it even without one). The server must
+    /// inflate gzip request bodies (PHP, for one, does not).
     public var shouldCompressRequestBody: Bool {
         get { state.withLock { $0.shouldCompressRequestBody } }
         set { mutateBody { $0.shouldCompressRequestBody = newValue } }
+    }
+
+    /// The deflate level for a compressed body: -1 (zlib's default) or 0 (stored) to 9
+    /// (smallest, slowest). 6 by default, ASIHTTPRequest's level. Another value fails the build
+    /// with ``FormDataError/compressionFailed(code:message:)``.
+    public var compressionLevel: Int32 {
+        get { state.withLock { $0.compressionLevel } }
+        set { mutateBody { $0.compressionLevel = newValue } }
+    }
+
+    /// Whether a compressed body stores parts that are already compressed (JPEG, PNG, MP4, ZIP,
+    /// … — see ``AlreadyCompressedTypes``) at level 0 inside the same gzip stream, instead of
+    /// spending CPU deflating them for nothing. On by default; the output inflates to the same
+    /// bytes either way.
+    public var adaptiveCompression: Bool {
+        get { state.withLock { $0.adaptiveCompression } }
+        set { mutateBody { $0.adaptiveCompression = newValue } }
     }
 
     /// Turns the debug body log on for this request only (see ``debugFormDataRequests``).

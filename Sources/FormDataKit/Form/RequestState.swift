@@ -8,6 +8,9 @@ struct BuiltBody: Sendable {
     var postBody: Data?
     /// The spooled body, when it is on disk.
     var spooledFile: TemporaryFile?
+    /// The gzip-compressed body, when compression is on and the body is not empty (it was
+    /// compressed straight from ``source``: nothing was spooled uncompressed).
+    var compressed: CompressedBody?
     /// The number of bytes that will be sent.
     var postLength: UInt64
     /// The debug log text, when the debug log is on.
@@ -19,8 +22,34 @@ struct BuiltBody: Sendable {
     /// The boundary used, for multipart bodies.
     var boundary: String?
 
-    static let none = BuiltBody(source: .empty, postBody: nil, spooledFile: nil, postLength: 0,
+    static let none = BuiltBody(source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
                                 debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+
+    /// What goes on the wire.
+    enum Payload: Sendable {
+        /// No body.
+        case none
+        /// These bytes, from memory.
+        case memory(Data)
+        /// The whole of this file (spooled or compressed), sent with its exact length.
+        case file(TemporaryFile)
+    }
+
+    /// The bytes the transport sends: the compressed body when there is one, else the spooled
+    /// file, else the in-memory body.
+    var payload: Payload {
+        switch compressed {
+        case .memory(let data)?: return .memory(data)
+        case .file(let file, _)?: return .file(file)
+        case nil: break
+        }
+        if let spooledFile { return .file(spooledFile) }
+        if let postBody, !postBody.isEmpty { return .memory(postBody) }
+        return .none
+    }
+
+    /// The `Content-Encoding` the payload needs (`gzip` for a compressed body), or nil.
+    var contentEncoding: String? { compressed == nil ? nil : "gzip" }
 }
 
 /// Everything a ``FormDataRequest`` holds, guarded by its lock.
@@ -31,6 +60,8 @@ struct RequestState: Sendable {
     var stringEncoding = String.Encoding.utf8
     var shouldStreamPostDataFromDisk = false
     var shouldCompressRequestBody = false
+    var compressionLevel = GzipDeflater.defaultLevel
+    var adaptiveCompression = true
     var shouldLogDebugBody = false
     var boundary = MultipartBoundary.makeASIBoundary()
     var boundaryIsCustom = false

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A gzip-compressed body: in memory, or in a private temporary file (removed when the last
+/// reference goes away).
+package enum CompressedBody: Sendable {
+    /// The compressed bytes in memory.
+    case memory(Data)
+    /// The compressed bytes in a temporary file of `length` bytes.
+    case file(TemporaryFile, length: UInt64)
+
+    /// The compressed size in bytes.
+    package var length: UInt64 {
+        switch self {
+        case .memory(let data): return UInt64(data.count)
+        case .file(_, let length): return length
+        }
+    }
+}
+
+/// How a body is compressed.
+package struct CompressionSettings: Sendable, Equatable {
+    /// The deflate level for content that is not already compressed (-1 or 0...9).
+    package var level: Int32
+    /// Whether parts whose content type is in ``AlreadyCompressedTypes`` are stored (level 0).
+    package var adaptive: Bool
+
+    /// Level `level`, adaptive when `adaptive`.
+    package init(level: Int32 = GzipDeflater.defaultLevel, adaptive: Bool = true) {
+        self.level = level
+        self.adaptive = adaptive
+    }
+}
+
+/// What one compression pass did.
+package struct CompressionSummary: Sendable, Equatable {
+    /// Uncompressed bytes read from the body.
+    package var bytesIn: UInt64
+    /// Compressed bytes produced.
+    package var bytesOut: UInt64
+    /// How many times the deflate level changed between parts.
+    package var levelChanges: Int
+}
+
+/// Compresses a ``BodySource`` into one gzip stream in a single pass, with bounded memory: the
+/// body is read in chunks of at most ``readSize`` bytes (one chunk never spans two segments)
+/// and the output leaves in pieces of at most 1 MiB.
+///
+/// Adaptive compression: a segment that is the content of a part whose type is in
+/// ``AlreadyCompressedTypes`` is deflated at level 0 (stored blocks: about 5 bytes per 64 KiB,
+/// at memory-copy speed); a segment of any other part type at the chosen level. Structure
+/// segments (boundaries, part headers, small parts coalesced with them) shorter than
+/// ``structureSwitchThreshold`` keep whatever level is current — a level switch costs a block
+/// boundary and is not worth it for a few hundred bytes — and longer ones use the chosen level.
+package enum BodyCompressor {
+    /// Bodies up to this size (uncompressed) are compressed into memory by ``Destination/automatic``.
+    package static let memoryLimit: UInt64 = 1 << 20
+    /// The read size: 1 MiB.
+    package static let readSize = 1 << 20
+    /// Structure segments at least this long are compressed at the chosen level (see above).
+    package static let structureSwitchThreshold: UInt64 = 4096
+
+    /// Where compressed output goes.
+    package enum Destination: Sendable {
+        /// Into memory.
+        case memory
+        /// Into a new private temporary file.
+        case temporaryFile
+        /// Memory for bodies up to ``BodyCompressor/memoryLimit``, a temporary file beyond.
+        case automatic
+    }
+
+    /// Compresses `source` with `settings` into `destination`. A temporary file is removed again
+    /// when compression fails.
+    package static func compress(
+        _ source: BodySource, settings: CompressionSettings = CompressionSettings(), to destination: Destination = .automatic
+    ) throws(FormDataError) -> CompressedBody {
+        let toFile: Bool
+        switch destination {
+        case .memory: toFile = false
+        case .temporaryFile: toFile = true
+        case .automatic: toFile = source.length > memoryLimit
+        }
+        if !toFile {
+            var out = Data()
+            try compress(source, settings: settings) { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
+            return .memory(out)
+        }
+        let (file, fd) = try TemporaryStorage.makeFile(purpose: "gzip")
+        do throws(FormDataError) {
+            defer { close(fd) }
+            let summary = try compress(source, settings: settings) { (chunk) throws(FormDataError) in
+                try BodySpooler.writeAll(chunk, to: fd, path: file.path)
+            }
+            return .file(file, length: summary.bytesOut)
+        } catch {
+            file.remove()
+            throw error
+        }
+    }
+
+    /// Compresses `source` with `settings`, passing the gzip stream to `sink` piece by piece.
+    @discardableResult
+    package static func compress(
+        _ source: BodySource, settings: CompressionSettings, into sink: GzipDeflater.Sink
+    ) throws(FormDataError) -> CompressionSummary {
+        let deflater = try GzipDeflater(level: settings.level)
+        let chosenLevel = deflater.level
+        let reader = source.makeReader(chunkSize: readSize)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: Int(min(UInt64(readSize), max(source.length, 1))), alignment: 16)
+        defer { buffer.deallocate() }
+        var currentSegment = -1
+        while true {
+            let count = try reader.read(into: buffer)
+            if count == 0 { break }
+            if settings.adaptive && reader.segmentIndex != currentSegment {
+                currentSegment = reader.segmentIndex
+                if let wanted = level(for: source.segments[currentSegment], chosen: chosenLevel) {
+                    try deflater.setLevel(wanted, into: sink)
+                }
+            }
+            try deflater.compress(UnsafeRawBufferPointer(rebasing: buffer[0..<count]), into: sink)
+        }
+        try deflater.finish(into: sink)
+        return CompressionSummary(bytesIn: deflater.bytesIn, bytesOut: deflater.bytesOut, levelChanges: deflater.levelChanges)
+    }
+
+    /// The level `segment` should be compressed at, or nil to keep the current one.
+    static func level(for segment: BodySegment, chosen: Int32) -> Int32? {
+        guard let type = segment.partContentType else {
+            return segment.length >= structureSwitchThreshold ? chosen : nil
+        }
+        return AlreadyCompressedTypes.contains(type) ? 0 : chosen
+    }
+}

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Writes a file the caller named all at once or not at all: the bytes go to a hidden sibling
+/// (`.<name>.formdatakit-<random>`, same directory, so the final `rename(2)` is atomic) that is
+/// renamed over `path` only when everything was written. On any failure the sibling is removed
+/// and whatever was at `path` before is untouched.
+package enum DestinationFile {
+    /// Creates the sibling, runs `body` with a sink that appends to it, and puts it in place at `path`.
+    /// Failures of the destination are ``FormDataError/fileUnwritable(path:errno:)`` naming `path`
+    /// (``FormDataError/fileIsDirectory(path:)`` when `path` is a directory).
+    package static func write(
+        to path: String, _ body: (_ write: GzipDeflater.Sink) throws(FormDataError) -> Void
+    ) throws(FormDataError) {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let partial = "\(directory)/.\(url.lastPathComponent).formdatakit-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let fd = open(partial, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw .fileUnwritable(path: path, errno: errno) }
+        var closed = false
+        do throws(FormDataError) {
+            try body { (chunk) throws(FormDataError) in
+                try writeAll(chunk, to: fd, destination: path)
+            }
+            closed = true
+            if close(fd) != 0 { throw .fileUnwritable(path: path, errno: errno) }
+            if rename(partial, path) != 0 {
+                let code = errno
+                throw code == EISDIR ? .fileIsDirectory(path: path) : .fileUnwritable(path: path, errno: code)
+            }
+        } catch {
+            if !closed { close(fd) }
+            unlink(partial)
+            throw error
+        }
+    }
+
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, destination: String) throws(FormDataError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = posixWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .fileUnwritable(path: destination, errno: errno)
+            }
+            offset += written
+        }
+    }
+}
+
+/// `write(2)`, named apart from ``DestinationFile/write(to:_:)``.
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}
