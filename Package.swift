@@ -48,9 +48,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "formdata-bench",
+            dependencies: ["FormDataKit"]
+        ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitTesting"]
+            dependencies: ["FormDataKit", "FormDataKitTesting"],
+            exclude: ["Support/parse_form.py"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",

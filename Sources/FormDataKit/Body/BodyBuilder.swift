@@ -12,12 +12,21 @@ package struct BodyBuilder {
     package private(set) var debugText: String?
 
     private var segments: [BodySegment] = []
-    private var pending = Data()
+    private var pending: [UInt8] = []
 
     /// A builder writing strings in `encoding`; `debug` turns the debug text on.
-    package init(encoding: String.Encoding, debug: Bool) {
+    package init(encoding: String.Encoding, debug: Bool, expectedSize: Int = 0) {
         self.encoding = encoding
         self.debugText = debug ? "" : nil
+        pending.reserveCapacity(expectedSize)
+    }
+
+    /// The offset in the pending in-memory run where the next byte goes (for ``pendingContains(_:from:)``).
+    package var pendingMark: Int { pending.count }
+
+    /// Whether `needle` occurs in the pending in-memory bytes from `mark` on.
+    package func pendingContains(_ needle: [UInt8], from mark: Int) -> Bool {
+        pending.withUnsafeBytes { ByteSearch.contains(UnsafeRawBufferPointer(rebasing: $0[mark...]), needle) }
     }
 
     /// Appends structural ASCII text (boundary lines, CRLFs, fixed header names).
@@ -29,7 +38,11 @@ package struct BodyBuilder {
     /// Appends `text` in the builder's encoding; throws naming `field` and `role` when a
     /// character cannot be represented.
     package mutating func appendText(_ text: String, field: String, role: FormDataError.FieldRole) throws(FormDataError) {
-        pending.append(try IANACharset.encode(text, encoding, field: field, role: role))
+        if encoding == .utf8 {
+            pending.append(contentsOf: text.utf8)
+        } else {
+            pending.append(contentsOf: try IANACharset.encode(text, encoding, field: field, role: role))
+        }
         debugText?.append(text)
     }
 
@@ -43,7 +56,7 @@ package struct BodyBuilder {
     package mutating func appendData(_ data: Data, partContentType: String?) {
         debugText?.append("[\(data.count) bytes of data]")
         if data.count <= Self.coalesceLimit {
-            pending.append(data)
+            pending.append(contentsOf: data)
         } else {
             flush()
             segments.append(BodySegment(.bytes(data), partContentType: partContentType))
@@ -70,7 +83,7 @@ package struct BodyBuilder {
 
     private mutating func flush() {
         guard !pending.isEmpty else { return }
-        segments.append(BodySegment(.bytes(pending)))
-        pending = Data()
+        segments.append(BodySegment(.bytes(Data(pending))))
+        pending.removeAll(keepingCapacity: false)
     }
 }

@@ -57,7 +57,7 @@ package enum FormEncoder {
         var attempts = 0
         while true {
             let chosen = attempts == 0 ? boundary : MultipartBoundary.makeASIBoundary()
-            var builder = BodyBuilder(encoding: encoding, debug: debug)
+            var builder = BodyBuilder(encoding: encoding, debug: debug, expectedSize: estimatedInMemorySize(form, boundary: chosen))
             builder.appendDebugOnly(DebugMarker.multipartStart)
             do {
                 try MultipartWriter(boundary: chosen).write(parts, into: &builder)
@@ -72,6 +72,13 @@ package enum FormEncoder {
                 contentType: "multipart/form-data; charset=\(IANACharset.name(for: encoding)!); boundary=\(chosen)",
                 debugText: builder.debugText, boundary: chosen)
         }
+    }
+
+    /// Roughly how many in-memory bytes a multipart body of `form` has (to reserve once).
+    private static func estimatedInMemorySize(_ form: Form, boundary: String) -> Int {
+        let perPart = boundary.utf8.count + 120
+        let values = form.values.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + perPart }
+        return values + form.files.count * (perPart + 64) + boundary.utf8.count + 8
     }
 
     /// The parts of `form`: every value field, then every file field (ASI's order). File sizes are

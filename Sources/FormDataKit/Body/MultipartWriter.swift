@@ -18,32 +18,41 @@ package struct MultipartWriter {
 
     /// Writes `parts` into `builder`.
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
-        builder.appendASCII("--\(boundary)\r\n")
+        let opening = "--\(boundary)\r\n"
+        let separator = "\r\n--\(boundary)\r\n"
+        builder.appendASCII(opening)
         for (index, part) in parts.enumerated() {
-            if index > 0 { builder.appendASCII("\r\n--\(boundary)\r\n") }
+            if index > 0 { builder.appendASCII(separator) }
+            // Headers and in-memory content are checked for the delimiter where they were written.
+            let mark = builder.pendingMark
             for header in part.headers {
-                let line = "\(header.name): \(header.value)\r\n"
-                let bytes = try IANACharset.encode(line, builder.encoding, field: part.fieldName, role: .name)
-                try check(bytes, field: part.fieldName)
-                builder.appendEncoded(Array(bytes), debugText: line)
+                builder.appendASCII(header.name)
+                builder.appendASCII(": ")
+                try builder.appendText(header.value, field: part.fieldName, role: .name)
+                builder.appendASCII("\r\n")
             }
             builder.appendASCII("\r\n")
             switch part.content {
             case .text(let text):
-                let bytes = try IANACharset.encode(text, builder.encoding, field: part.fieldName, role: .value)
-                try check(bytes, field: part.fieldName)
-                builder.appendEncoded(Array(bytes), debugText: text)
+                try builder.appendText(text, field: part.fieldName, role: .value)
+                try check(builder, from: mark, field: part.fieldName)
             case .data(let data):
-                try check(data, field: part.fieldName)
+                try check(builder, from: mark, field: part.fieldName)
+                if ByteSearch.contains(data, delimiter) {
+                    throw .boundaryCollision(boundary: boundary, field: part.fieldName)
+                }
                 builder.appendData(data, partContentType: part.contentType)
             case .file(let range):
+                try check(builder, from: mark, field: part.fieldName)
                 builder.appendFile(range, partContentType: part.contentType)
             }
         }
         builder.appendASCII("\r\n--\(boundary)--\r\n")
     }
 
-    private func check(_ bytes: Data, field: String) throws(FormDataError) {
-        if ByteSearch.contains(bytes, delimiter) { throw .boundaryCollision(boundary: boundary, field: field) }
+    private func check(_ builder: BodyBuilder, from mark: Int, field: String) throws(FormDataError) {
+        if builder.pendingContains(delimiter, from: mark) {
+            throw .boundaryCollision(boundary: boundary, field: field)
+        }
     }
 }

@@ -11,6 +11,10 @@ import Foundation
 /// read/write fallback; in-memory segments are written as they are. A file that changed size is
 /// an error and the half-written temporary file is removed.
 package enum BodySpooler {
+    /// Whether file ranges are copied inside the kernel (on by default; tests turn it off to
+    /// exercise the read/write path).
+    package static let kernelCopyEnabled = Locked(true)
+
     /// Spools `source` into a new temporary file and returns it.
     package static func spool(_ source: BodySource, purpose: String = "body") throws(FormDataError) -> TemporaryFile {
         let (file, fd) = try TemporaryStorage.makeFile(purpose: purpose)
@@ -36,7 +40,8 @@ package enum BodySpooler {
                 if let failure { throw failure }
             case .file(let range):
                 let input = try OpenedFileRange(range)
-                if try !copyInKernel(input, to: fd, path: path) {
+                let copied = kernelCopyEnabled.current ? try copyInKernel(input, to: fd, path: path) : false
+                if !copied {
                     try input.forEachChunk(size: BodyReader.defaultChunkSize) { (chunk) throws(FormDataError) in
                         try writeAll(chunk, to: fd, path: path)
                     }

@@ -1,0 +1,67 @@
+import FormDataKit
+import Foundation
+
+// formdata-bench: FormDataKit against peers, in one run, with ratios.
+//
+//   swift run -c release formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [WORKLOAD ...]
+//
+// Workloads: fields (W1/W2: 10,000 fields url-encoded and multipart; peers: Python urllib,
+// urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat).
+// --quick uses small sizes (CI runs it so the harness cannot rot).
+
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool ...]"
+
+func main() throws {
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == "--child" {
+        guard arguments.count >= 2 else { throw BenchError.usage(usage) }
+        switch arguments[1] {
+        case "spool": try SpoolWorkload.child(files: Array(arguments.dropFirst(2)))
+        case "w1", "w2":
+            guard arguments.count == 4, let iterations = Int(arguments[3]) else { throw BenchError.usage(usage) }
+            try FieldsWorkload.child(workload: arguments[1], fieldsPath: arguments[2], iterations: iterations)
+        default: throw BenchError.usage("unknown child \(arguments[1])")
+        }
+        return
+    }
+    var quick = false
+    var runs: Int?
+    var sizeMiB: Int?
+    var outPath: String?
+    var workloads: [String] = []
+    while !arguments.isEmpty {
+        let argument = arguments.removeFirst()
+        switch argument {
+        case "--quick": quick = true
+        case "--runs": runs = arguments.isEmpty ? nil : Int(arguments.removeFirst())
+        case "--size-mib": sizeMiB = arguments.isEmpty ? nil : Int(arguments.removeFirst())
+        case "--out": outPath = arguments.isEmpty ? nil : arguments.removeFirst()
+        case "-h", "--help": print(usage); return
+        default: workloads.append(argument)
+        }
+    }
+    if workloads.isEmpty { workloads = ["fields", "spool"] }
+    let runCount = runs ?? (quick ? 1 : 3)
+    let directory = try WorkloadDirectory()
+    var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
+    for workload in workloads {
+        switch workload {
+        case "fields":
+            report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
+        case "spool":
+            report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        default:
+            throw BenchError.usage("unknown workload \(workload)\n\(usage)")
+        }
+    }
+    let table = report.markdown()
+    print(table)
+    if let outPath { try table.write(toFile: outPath, atomically: true, encoding: .utf8) }
+}
+
+do {
+    try main()
+} catch {
+    FileHandle.standardError.write(Data("formdata-bench: \(error)\n".utf8))
+    exit(1)
+}
