@@ -90,7 +90,11 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// `url` with a trailing slash when its path is non-empty and it does not end in one.
     static func normalizedBaseURL(_ url: URL) -> URL {
         guard !url.path.isEmpty, !url.absoluteString.hasSuffix("/") else { return url }
-        return NSURL(string: url.absoluteString)?.appendingPathComponent("") ?? url
+        // AFNetworking appended an empty path component; Linux NSURL crashes on that, so the
+        // slash is added to the path directly (query and fragment stay after it).
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.percentEncodedPath += "/"
+        return components.url ?? url
     }
 
     // MARK: - Settings
