@@ -358,4 +358,30 @@ struct AFHTTPSessionManagerTests {
         #expect(error is FormDataError)
         #expect(task?.state == .completed)
     }
+
+    /// The README's example, against the receiver.
+    @Test func readmeExampleWorks() async throws {
+        let receiver = try await FormReceiver.start()
+        let directory = try TestSupport.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = try TestSupport.write(Data(repeating: 0xD8, count: 4096), named: "photo.jpg", in: directory)
+        let manager = AFHTTPSessionManager(baseURL: receiver.url("/api/"))
+        let done: Bool = await withCheckedContinuation { continuation in
+            manager.post("upload", parameters: ["user": "ben"], headers: nil, constructingBodyWith: { form in
+                try form.appendPart(withFileURL: photo, name: "photo")
+            }, progress: nil, success: { _, response in
+                _ = response
+                continuation.resume(returning: true)
+            }, failure: { _, error in
+                _ = error
+                continuation.resume(returning: false)
+            })
+        }
+        await receiver.stop()
+        #expect(done)
+        #expect(receiver.lastRequest?.path == "/api/upload")
+        #expect(receiver.lastRequest?.form?.value("user") == "ben")
+        #expect(receiver.lastRequest?.form?.file("photo")?.size == 4096)
+        #expect(receiver.lastRequest?.form?.file("photo")?.contentType == "image/jpeg")
+    }
 }
