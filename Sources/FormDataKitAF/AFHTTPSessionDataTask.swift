@@ -35,12 +35,19 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
 
     private let mutable = Locked(Mutable())
     private let starter: @Sendable (AFHTTPSessionDataTask) -> Void
+    private let canceller: @Sendable (AFHTTPSessionDataTask) -> Void
     private static let counter = Locked(0)
 
-    init(request: URLRequest, starter: @escaping @Sendable (AFHTTPSessionDataTask) -> Void) {
+    /// A task for `request`: `starter` sends it on ``resume()``; `canceller` reports the
+    /// cancellation of a task that was never started.
+    init(
+        request: URLRequest, starter: @escaping @Sendable (AFHTTPSessionDataTask) -> Void,
+        canceller: @escaping @Sendable (AFHTTPSessionDataTask) -> Void
+    ) {
         self.originalRequest = request
         self.taskIdentifier = Self.counter.withLock { value -> Int in value += 1; return value }
         self.starter = starter
+        self.canceller = canceller
     }
 
     /// The task's state.
@@ -63,22 +70,26 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
     }
 
     /// Cancels the task: its failure callback runs with `FormDataError.cancelled`. A suspended
-    /// task is completed at once without sending.
+    /// task completes at once without sending anything.
     public func cancel() {
-        let action = mutable.withLock { value -> (any TransportTask)?? in
+        enum Action { case none, cancelTransport((any TransportTask)?), reportNeverStarted }
+        let action = mutable.withLock { value -> Action in
             switch value.state {
             case .running:
                 value.state = .canceling
-                return .some(value.transportTask)
+                return .cancelTransport(value.transportTask)
             case .suspended:
-                value.state = .completed
-                value.error = FormDataError.cancelled
-                return .none
+                value.state = .canceling
+                return .reportNeverStarted
             case .canceling, .completed:
                 return .none
             }
         }
-        if case .some(let task) = action { task?.cancel() }
+        switch action {
+        case .none: break
+        case .cancelTransport(let task): task?.cancel()
+        case .reportNeverStarted: canceller(self)
+        }
     }
 
     /// Records the transport task sending this one; cancels it at once when cancel came first.

@@ -20,8 +20,8 @@ import FoundationNetworking
 /// Sending goes through FormDataKit's transport (one long-lived `URLSession`). Multipart bodies
 /// are spooled to a private temporary file and uploaded from it, so `Content-Length` is exact
 /// on Linux too (a stream body would go out chunked); the file is removed when the task ends.
-/// Callbacks run on ``completionQueue`` when it is set, otherwise on the transport's own queue —
-/// never on the main thread by default. Progress callbacks run on the transport's queue.
+/// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
+/// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
 open class AFHTTPSessionManager: @unchecked Sendable {
     /// Called when a request succeeds, with the task and the decoded response object.
     public typealias Success = @Sendable (AFHTTPSessionDataTask, Any?) -> Void
@@ -111,8 +111,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         set { settings.withLock { $0.responseSerializer = newValue } }
     }
 
-    /// The queue success and failure callbacks run on; nil (the default) runs them on the
-    /// transport's queue (AFNetworking used the main queue).
+    /// The queue success and failure callbacks run on; nil (the default) runs them on a global
+    /// queue (AFNetworking used the main queue).
     public var completionQueue: DispatchQueue? {
         get { settings.withLock { $0.completionQueue } }
         set { settings.withLock { $0.completionQueue = newValue } }
@@ -262,16 +262,21 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     ) -> AFHTTPSessionDataTask {
         let handlers = AFTaskHandlers(
             uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-        return AFHTTPSessionDataTask(request: request) { [self] task in
-            send(task, handlers: handlers)
-        }
+        return AFHTTPSessionDataTask(
+            request: request,
+            starter: { [self] task in send(task, handlers: handlers) },
+            canceller: { [self] task in observer(for: task, handlers: handlers).fail(FormDataError.cancelled) })
+    }
+
+    private func observer(for task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) -> AFTaskObserver {
+        let current = settings.current
+        return AFTaskObserver(
+            task: task, handlers: handlers, responseSerializer: current.responseSerializer,
+            completionQueue: current.completionQueue ?? DispatchQueue.global())
     }
 
     private func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
-        let current = settings.current
-        let observer = AFTaskObserver(
-            task: task, handlers: handlers, responseSerializer: current.responseSerializer,
-            completionQueue: current.completionQueue)
+        let observer = observer(for: task, handlers: handlers)
         let prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders)

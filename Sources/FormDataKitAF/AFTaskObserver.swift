@@ -18,12 +18,12 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     private let task: AFHTTPSessionDataTask
     private let handlers: AFTaskHandlers
     private let responseSerializer: AFHTTPResponseSerializer
-    private let completionQueue: DispatchQueue?
+    private let completionQueue: DispatchQueue
     private let uploadProgress = Progress(totalUnitCount: 0)
     private let downloadProgress = Progress(totalUnitCount: 0)
     private let spooled = Locked<TemporaryFile?>(nil)
 
-    init(task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue?) {
+    init(task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue) {
         self.task = task
         self.handlers = handlers
         self.responseSerializer = responseSerializer
@@ -80,6 +80,6 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     }
 
     private func deliver(_ body: @escaping @Sendable () -> Void) {
-        if let completionQueue { completionQueue.async(execute: body) } else { body() }
+        completionQueue.async(execute: body)
     }
 }

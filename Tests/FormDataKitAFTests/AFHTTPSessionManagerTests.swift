@@ -384,4 +384,27 @@ struct AFHTTPSessionManagerTests {
         #expect(receiver.lastRequest?.form?.file("photo")?.size == 4096)
         #expect(receiver.lastRequest?.form?.file("photo")?.contentType == "image/jpeg")
     }
+
+    @Test func cancellingReportsCancelledToFailure() async throws {
+        let receiver = try await FormReceiver.start()
+        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let suspended = await outcome { success, failure in
+            let task = manager.dataTask(
+                withHTTPMethod: "GET", urlString: "get", parameters: nil, headers: nil,
+                uploadProgress: nil, downloadProgress: nil, success: success, failure: failure)
+            task?.cancel()
+            return task
+        }
+        #expect(suspended.outcome.error as? FormDataError == .cancelled)
+        #expect(suspended.task?.state == .completed)
+        let running = await outcome { success, failure in
+            let task = manager.get("delay/5000", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
+            task?.cancel()
+            return task
+        }
+        await receiver.stop()
+        #expect(running.outcome.error as? FormDataError == .cancelled)
+        #expect(running.task?.state == .completed)
+        #expect(!TemporaryStorage.currentFiles().contains { $0.contains("af-upload") })
+    }
 }
