@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(
             name: "FormDataKitTests",
             dependencies: ["FormDataKit", "FormDataKitTesting"],
-            exclude: ["Support/parse_form.py"]
+            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",

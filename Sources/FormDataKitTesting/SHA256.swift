@@ -46,8 +46,9 @@ public struct SHA256: Sendable {
             pending.append(contentsOf: bytes[0..<take])
             index = take
             if pending.count == 64 {
-                pending.withUnsafeBytes { compress($0.baseAddress!) }
+                let block = pending
                 pending.removeAll(keepingCapacity: true)
+                block.withUnsafeBytes { compress($0.baseAddress!) }
             }
         }
         while bytes.count - index >= 64 {

@@ -6,10 +6,11 @@ import Foundation
 //   swift run -c release formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [WORKLOAD ...]
 //
 // Workloads: fields (W1/W2: 10,000 fields url-encoded and multipart; peers: Python urllib,
-// urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat).
+// urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat),
+// gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|gzip ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -20,6 +21,8 @@ func main() throws {
         case "w1", "w2":
             guard arguments.count == 4, let iterations = Int(arguments[3]) else { throw BenchError.usage(usage) }
             try FieldsWorkload.child(workload: arguments[1], fieldsPath: arguments[2], iterations: iterations)
+        case "gzip": try GzipWorkload.child(Array(arguments.dropFirst(2)))
+        case "gzip-request": try GzipWorkload.requestChild(file: arguments.count > 2 ? arguments[2] : "")
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -40,7 +43,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "gzip"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -50,6 +53,8 @@ func main() throws {
             report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
         case "spool":
             report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "gzip":
+            report.rows += try GzipWorkload.run(totalMiB: sizeMiB ?? (quick ? 4 : 256), runs: runCount, in: directory)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }

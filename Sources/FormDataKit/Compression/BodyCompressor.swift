@@ -74,11 +74,13 @@ package enum BodyCompressor {
         case automatic
     }
 
-    /// Compresses `source` with `settings` into `destination`. A temporary file is removed again
-    /// when compression fails.
+    /// Compresses `source` with `settings` into `destination`. A temporary file is named after
+    /// `purpose` and removed again when compression fails.
     package static func compress(
-        _ source: BodySource, settings: CompressionSettings = CompressionSettings(), to destination: Destination = .automatic
+        _ source: BodySource, settings: CompressionSettings = CompressionSettings(), to destination: Destination = .automatic,
+        purpose: String = "gzip"
     ) throws(FormDataError) -> CompressedBody {
+        try ZlibSupport.validate(level: settings.level)
         let toFile: Bool
         switch destination {
         case .memory: toFile = false
@@ -90,7 +92,7 @@ package enum BodyCompressor {
             try compress(source, settings: settings) { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
             return .memory(out)
         }
-        let (file, fd) = try TemporaryStorage.makeFile(purpose: "gzip")
+        let (file, fd) = try TemporaryStorage.makeFile(purpose: purpose)
         do throws(FormDataError) {
             defer { close(fd) }
             let summary = try compress(source, settings: settings) { (chunk) throws(FormDataError) in

@@ -106,6 +106,7 @@ package final class GzipDeflater {
         while true {
             stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = uInt(outputCapacity)
+            stream.pointee.msg = nil  // zlib never clears it; keep error texts current
             let code = deflateParams(stream, target, Z_DEFAULT_STRATEGY)
             try emit(into: sink)
             switch code {
@@ -138,6 +139,7 @@ package final class GzipDeflater {
         while true {
             stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = uInt(outputCapacity)
+            stream.pointee.msg = nil  // zlib never clears it; keep error texts current
             let code = deflate(stream, flush)
             let produced = try emit(into: sink)
             switch code {

@@ -108,6 +108,7 @@ package final class GzipInflater {
         while true {
             stream.pointee.next_out = output.baseAddress!.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = uInt(outputCapacity)
+            stream.pointee.msg = nil  // zlib never clears it; keep error texts current
             let code = inflate(stream, Z_NO_FLUSH)
             let produced = outputCapacity - Int(stream.pointee.avail_out)
             if produced > 0 {

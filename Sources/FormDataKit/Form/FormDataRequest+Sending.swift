@@ -55,7 +55,7 @@ extension FormDataRequest {
             guard !state.inFlight else { return false }
             state.inFlight = true
             state.resetResults()
-            state.uploadProgress.totalUnitCount = 0
+            // Completed first: corelibs' Progress traps on some total/completed transitions.
             state.uploadProgress.completedUnitCount = 0
             return true
         }
@@ -136,6 +136,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     private var reportedBytes: Int64 = 0
     private var finished = false
 
+    /// The length of the body being sent (0 before the build).
+    private var bodyLength: UInt64 { locked { transportRequest?.body.length ?? 0 } }
+
     init(request: FormDataRequest, completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
         self.request = request
         self.completion = completion
@@ -174,8 +177,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             transportRequest = prepared.0
             bodyFile = prepared.1
         }
-        let total = Int64(clamping: prepared.0.body.length)
+        // Never 0: an empty body counts as one unit, completed when the request finishes.
+        let total = max(1, Int64(clamping: prepared.0.body.length))
         let (delegate, started) = request.sending.withLock { state in
+            state.uploadProgress.completedUnitCount = 0
             state.uploadProgress.totalUnitCount = total
             return (state.delegate.value, state.startedBlock)
         }
@@ -250,7 +255,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             state.totalBytesSent += UInt64(increment)
             let progress = state.uploadProgress
             progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.totalBytesSent))
-            return (state.delegate.value, state.bytesSentBlock, UInt64(max(0, progress.totalUnitCount)))
+            return (state.delegate.value, state.bytesSentBlock, self.bodyLength)
         }
         let request = self.request
         queue.async {
@@ -282,7 +287,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         if case .success = result {
             // Count bytes the transport sent without reporting them (tiny bodies), so the
             // increments add up to the body length and progress ends at exactly 1.0.
-            let total = request.sending.withLock { UInt64(max(0, $0.uploadProgress.totalUnitCount)) }
+            let total = locked { transportRequest?.body.length ?? 0 }
             let reported = UInt64(max(0, locked { reportedBytes }))
             if total > reported {
                 locked { reportedBytes = Int64(total) }
@@ -299,7 +304,6 @@ final class SendContext: TransportObserver, @unchecked Sendable {
                 state.responseStatusCode = response.statusCode
                 state.responseHeaders = response.headers
                 state.responseData = response.body
-                if progress.totalUnitCount <= 0 { progress.totalUnitCount = 1 }
                 progress.completedUnitCount = progress.totalUnitCount
             case .failure(let error):
                 state.error = error

@@ -88,7 +88,8 @@ public final class FormDataRequest: Sendable {
     /// is spooled uncompressed first): bodies that would be spooled (forms with files,
     /// ``shouldStreamPostDataFromDisk``) or that are over 1 MiB go to a private temporary file,
     /// ``compressedPostBodyFilePath``, and ``postBodyFilePath`` is then nil; smaller in-memory
-    /// bodies go to ``compressedPostBody`` (``postBody`` still holds the uncompressed bytes).
+    /// bodies go to ``compressedPostBody``. ``postBody`` still holds the uncompressed bytes of a
+    /// body that is not streamed from disk, as in ASIHTTPRequest.
     /// ``postLength`` and `Content-Length` are the compressed size, and `Content-Encoding: gzip`
     /// is set only when there is a body (ASIHTTPRequest set it even without one). The server must
     /// inflate gzip request bodies (PHP, for one, does not).

@@ -81,6 +81,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let expectedBodyLength: Int64
         var head: TransportResponseHead?
         var body = Data()
+        var challenged: URLAuthenticationChallenge?
 
         init(observer: any TransportObserver, expectedBodyLength: Int64) {
             self.observer = observer
@@ -123,15 +124,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        // Credentials go out pre-emptively (Authorization header); a challenge after that means
-        // they were missing or wrong, so let the 401/407 response through.
-        completionHandler(.rejectProtectionSpace, nil)
+        // Credentials go out pre-emptively (Authorization header); a challenge means they were
+        // missing or wrong. URLSession can only fail the task here (default handling stalls on
+        // Linux), so the failure is reported as "authentication needed".
+        record(for: task)?.challenged = challenge
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let result: Result<FormDataResponse, FormDataError>
-        if let error {
+        if let challenge = record.challenged, error != nil {
+            let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
+            result = .failure(.authenticationNeeded(underlying: UnderlyingError(
+                domain: "HTTP", code: status,
+                message: TransportResponseHead(statusCode: status, headers: [:]).statusLine)))
+        } else if let error {
             result = .failure(Self.map(error, task: task))
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
             TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
