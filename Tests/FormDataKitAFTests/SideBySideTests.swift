@@ -1,5 +1,6 @@
 import FormDataKit
 import FormDataKitAF
+import FormDataKitTesting
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -74,6 +75,19 @@ struct SideBySideTests {
             #expect(asi.boundary != af.boundary)
             #expect(try semanticParts(asi) == semanticParts(af))
             #expect(try semanticParts(af).count == 6)
+        }
+    }
+
+    @Test func formDataKitTestingParserSeesTheSameFieldsAndFiles() throws {
+        try withPhoto { photo in
+            let asiBuilt = try buildASI(file: photo)
+            let afBuilt = try buildAF(file: photo)
+            let asi = try FormBodyParser.parse(asiBuilt.body, contentType: asiBuilt.contentType, expectedLength: asiBuilt.body.count)
+            let af = try FormBodyParser.parse(afBuilt.body, contentType: afBuilt.contentType, expectedLength: afBuilt.body.count)
+            #expect(asi.fields.sorted { $0.name < $1.name } == af.fields.sorted { $0.name < $1.name })
+            #expect(asi.files == af.files)
+            #expect(af.value("subscribed") == "1")
+            #expect(af.file("photo")?.size == 70_000)
         }
     }
 
