@@ -91,21 +91,22 @@ struct SideBySideTests {
         }
     }
 
-    @Test func werkzeugSeesTheSameFieldsAndFiles() throws {
-        try withPhoto { photo in
-            let asiBuilt = try buildASI(file: photo)
-            let afBuilt = try buildAF(file: photo)
-            let asi = try WerkzeugForm.parse(asiBuilt.body, contentType: asiBuilt.contentType)
-            let af = try WerkzeugForm.parse(afBuilt.body, contentType: afBuilt.contentType)
-            let sortedForm = { (form: WerkzeugForm) in form.form.sorted { $0[0] < $1[0] } }
-            #expect(sortedForm(asi) == sortedForm(af))
-            #expect(asi.files == af.files)
-            #expect(sortedForm(af).contains(["motto", "ünïcödé"]))
-            #expect(sortedForm(af).contains(["subscribed", "1"]))
-            #expect(af.files.count == 2)
-            #expect(af.files.first?["notes"]?.base64 == Data("raw bytes\r\n".utf8).base64EncodedString())
-            #expect(af.files.last?["photo"]?.contentType == "image/jpeg")
-        }
+    @Test func werkzeugSeesTheSameFieldsAndFiles() async throws {
+        let directory = try TestSupport.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = try TestSupport.write(Data((0..<70_000).map { UInt8($0 % 256) }), named: "photo.jpg", in: directory)
+        let asiBuilt = try buildASI(file: photo)
+        let afBuilt = try buildAF(file: photo)
+        let asi = try await WerkzeugForm.parse(asiBuilt.body, contentType: asiBuilt.contentType)
+        let af = try await WerkzeugForm.parse(afBuilt.body, contentType: afBuilt.contentType)
+        let sortedForm = { (form: WerkzeugForm) in form.form.sorted { $0[0] < $1[0] } }
+        #expect(sortedForm(asi) == sortedForm(af))
+        #expect(asi.files == af.files)
+        #expect(sortedForm(af).contains(["motto", "ünïcödé"]))
+        #expect(sortedForm(af).contains(["subscribed", "1"]))
+        #expect(af.files.count == 2)
+        #expect(af.files.first?["notes"]?.base64 == Data("raw bytes\r\n".utf8).base64EncodedString())
+        #expect(af.files.last?["photo"]?.contentType == "image/jpeg")
     }
 
     @Test func samePartsInTheSameOrderGiveIdenticalBytesWithTheSameBoundary() throws {

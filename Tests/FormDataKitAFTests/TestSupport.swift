@@ -169,8 +169,19 @@ struct WerkzeugForm: Decodable, Equatable {
     var form: [[String]]
     var files: [[String: File]]
 
-    /// Parses `body` (with `contentType`) with werkzeug.
-    static func parse(_ body: Data, contentType: String) throws -> WerkzeugForm {
+    /// Parses `body` (with `contentType`) with werkzeug. The subprocess is waited for on a
+    /// dispatch thread, so the test does not block Swift concurrency's small thread pool (which
+    /// the embedded receivers of other tests run on).
+    static func parse(_ body: Data, contentType: String) async throws -> WerkzeugForm {
+        let result: Result<WerkzeugForm, any Error> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { try parseBlocking(body, contentType: contentType) })
+            }
+        }
+        return try result.get()
+    }
+
+    private static func parseBlocking(_ body: Data, contentType: String) throws -> WerkzeugForm {
         let directory = try TestSupport.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bodyURL = try TestSupport.write(body, named: "body", in: directory)
