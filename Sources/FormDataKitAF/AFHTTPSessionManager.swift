@@ -18,8 +18,9 @@ import FoundationNetworking
 /// ```
 ///
 /// Sending goes through FormDataKit's transport (one long-lived `URLSession`). Multipart bodies
-/// are spooled to a private temporary file and uploaded from it, so `Content-Length` is exact
-/// on Linux too (a stream body would go out chunked); the file is removed when the task ends.
+/// with file parts (or over 1 MiB) are spooled to a private temporary file and uploaded from it,
+/// small in-memory ones are sent from memory: either way `Content-Length` is exact on Linux too
+/// (a stream body would go out chunked). A spooled file is removed when the task ends.
 /// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
 /// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
 open class AFHTTPSessionManager: @unchecked Sendable {

@@ -7,6 +7,11 @@ import FoundationNetworking
 /// A `URLRequest` turned into what the transport sends: final headers (no Content-Length — the
 /// transport derives it) and a body in memory or in a spooled temporary file.
 struct AFPreparedRequest {
+    /// Multipart bodies held wholly in memory up to this size are sent from memory; larger ones,
+    /// and any with file parts, are spooled to a temporary file and sent from it. Both ways the
+    /// transport sends the exact Content-Length.
+    static let inMemoryLimit: UInt64 = 1 << 20
+
     /// What the transport sends.
     var request: TransportRequest
     /// The temporary file a multipart body was spooled to; removed when the task ends.
@@ -26,9 +31,14 @@ struct AFPreparedRequest {
         }
         let body: TransportRequest.Body
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
-            let file = try withExtendedLifetime(stream) { try BodySpooler.spool(stream.bodySource, purpose: "af-upload") }
-            spooledBody = file
-            body = .file(path: file.path, length: stream.bodySource.length)
+            let source = stream.bodySource
+            if source.isInMemory && source.length <= Self.inMemoryLimit {
+                body = .data(try source.readAll())
+            } else {
+                let file = try withExtendedLifetime(stream) { try BodySpooler.spool(source, purpose: "af-upload") }
+                spooledBody = file
+                body = .file(path: file.path, length: source.length)
+            }
         } else if let stream = urlRequest.httpBodyStream {
             body = .data(try Self.drain(stream))
         } else if let data = urlRequest.httpBody {

@@ -383,6 +383,10 @@ struct AFHTTPSessionManagerTests {
         #expect(receiver.lastRequest?.form?.value("user") == "ben")
         #expect(receiver.lastRequest?.form?.file("photo")?.size == 4096)
         #expect(receiver.lastRequest?.form?.file("photo")?.contentType == "image/jpeg")
+        // A file part is spooled and uploaded from the spool: exact length, no chunking, no file left.
+        #expect(receiver.lastRequest?.contentLength == receiver.lastRequest?.bodyBytes)
+        #expect(receiver.lastRequest?.header("Transfer-Encoding") == nil)
+        #expect(!TemporaryStorage.currentFiles().contains { $0.contains("af-upload") })
     }
 
     @Test func cancellingReportsCancelledToFailure() async throws {
