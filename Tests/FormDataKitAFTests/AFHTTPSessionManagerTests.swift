@@ -42,6 +42,15 @@ private func outcome(
 /// at the temporary directory.
 @Suite("AFHTTPSessionManager (T-SM)", .serialized)
 struct AFHTTPSessionManagerTests {
+    /// One transport (one URLSession) for this suite's sends, apart from the shared one the
+    /// transport's own tests load with large, cancelled and timed-out uploads.
+    private static let transport = URLSessionTransport()
+
+    /// A manager for `baseURL` sending through the suite's transport.
+    private func manager(_ baseURL: URL) -> AFHTTPSessionManager {
+        AFHTTPSessionManager(baseURL: baseURL, sessionConfiguration: nil, transport: Self.transport)
+    }
+
     // MARK: - Offline: base URL and request building
 
     @Test func sharedManagerIsNotEqualToInitedManager() {
@@ -110,7 +119,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func perRequestHeadersReplaceTheSerializersDefaults() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setValue("foo value", forHTTPHeaderField: "X-Foo")
         manager.requestSerializer.setValue("bar value", forHTTPHeaderField: "X-Bar")
         let (task, result) = await outcome { success, failure in
@@ -156,7 +165,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func getSucceedsWithAResponseObject() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let (task, result) = await outcome { success, failure in
             manager.get("get", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }
@@ -170,7 +179,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func headSucceedsWithTheTask() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let result: AFHTTPSessionDataTask? = await withCheckedContinuation { continuation in
             manager.head("get", parameters: nil, headers: nil, success: { task in continuation.resume(returning: task) },
                          failure: { _, _ in continuation.resume(returning: nil) })
@@ -182,7 +191,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func postSendsAFormAndThePerRequestHeader() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setValue("default value", forHTTPHeaderField: "field")
         let (task, result) = await outcome { success, failure in
             manager.post("post", parameters: ["key": "value"], headers: ["field": "value"], progress: nil, success: success, failure: failure)
@@ -197,7 +206,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func postWithConstructingBodySendsExactly244Bytes() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setValue("default value", forHTTPHeaderField: "field")
         let (task, result) = await outcome { success, failure in
             manager.post("post", parameters: ["key": "value"], headers: ["field": "value"], constructingBodyWith: { form in
@@ -221,7 +230,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func putAndPatchSendTheFormAndDeleteTheQuery() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let put = await outcome { success, failure in
             manager.put("put", parameters: ["key": "value"], headers: ["field": "value"], success: success, failure: failure)
         }
@@ -248,7 +257,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func statusCodesDecideSuccessAndFailure() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let ok = await outcome { success, failure in
             manager.get("status/200", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }
@@ -274,7 +283,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func hiddenBasicAuthentication() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setAuthorizationHeaderFieldWithUsername("user", password: "password")
         let result = await outcome { success, failure in
             manager.get("auth/user/password", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
@@ -286,7 +295,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func uploadProgressIsReportedForPOST() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let fractions = Locked<[Double]>([])
         let result = await outcome { success, failure in
             manager.post("post", parameters: TestSupport.progressPayload, headers: nil, progress: { progress in
@@ -301,7 +310,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func uploadProgressIsReportedForStreamingPost() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let fractions = Locked<[Double]>([])
         let payload = Data(TestSupport.progressPayload.utf8)
         let result = await outcome { success, failure in
@@ -320,7 +329,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func legacyShapesAndTheCompletionQueue() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL.appendingPathComponent("v3"))
+        let manager = self.manager(receiver.baseURL.appendingPathComponent("v3"))
         let queue = DispatchQueue(label: "FormDataKitAFTests.completion")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 7)
@@ -346,7 +355,7 @@ struct AFHTTPSessionManagerTests {
         let receiver = try await FormReceiver.start()
         let base = receiver.baseURL
         await receiver.stop()
-        let manager = AFHTTPSessionManager(baseURL: base)
+        let manager = self.manager(base)
         let result = await outcome { success, failure in
             manager.get("get", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }
@@ -365,7 +374,7 @@ struct AFHTTPSessionManagerTests {
         let directory = try TestSupport.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let photo = try TestSupport.write(Data(repeating: 0xD8, count: 4096), named: "photo.jpg", in: directory)
-        let manager = AFHTTPSessionManager(baseURL: receiver.url("/api/"))
+        let manager = self.manager(receiver.url("/api/"))
         let done: Bool = await withCheckedContinuation { continuation in
             manager.post("upload", parameters: ["user": "ben"], headers: nil, constructingBodyWith: { form in
                 try form.appendPart(withFileURL: photo, name: "photo")
@@ -391,7 +400,7 @@ struct AFHTTPSessionManagerTests {
 
     @Test func cancellingReportsCancelledToFailure() async throws {
         let receiver = try await FormReceiver.start()
-        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL)
+        let manager = self.manager(receiver.baseURL)
         let suspended = await outcome { success, failure in
             let task = manager.dataTask(
                 withHTTPMethod: "GET", urlString: "get", parameters: nil, headers: nil,
