@@ -43,7 +43,7 @@ public final class FormReceiver: Sendable {
     }
 
     /// Starts a receiver on `host` (127.0.0.1) and `port` (0: a free one) and waits until it listens.
-    /// `onRequest` is called with every request after it is answered.
+    /// `onRequest` is called with every request once its body has been read, before it is answered.
     public static func start(host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
                              onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil) async throws -> FormReceiver {
         let box = Locked<FormReceiver?>(nil)

@@ -13,9 +13,17 @@ struct Demo: AsyncParsableCommand {
 
     func run() async throws {
         let receiver = try await FormReceiver.start()
-        defer { Task { await receiver.stop() } }
         print("Receiver listening on \(receiver.baseURL.absoluteString)")
+        do {
+            try await send(to: receiver)
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
 
+    private func send(to receiver: FormReceiver) async throws {
         let sample = try SampleFile.make()
         defer { sample.remove() }
 

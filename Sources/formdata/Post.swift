@@ -39,6 +39,9 @@ struct Post: AsyncParsableCommand {
     @Option(name: .customLong("user"), help: "Basic authentication, user:password.")
     var user: String?
 
+    @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")
+    var synchronous = false
+
     func run() async throws {
         guard let target = URL(string: url), target.scheme != nil else {
             throw ValidationError("Not a URL: \(url)")
@@ -64,8 +67,16 @@ struct Post: AsyncParsableCommand {
 
         let response: FormDataResponse
         do {
-            response = try await request.start()
-        } catch {
+            if synchronous {
+                // On the main thread, as ported ASI code usually calls it.
+                await MainActor.run { request.startSynchronous() }
+                if let error = request.error { throw error }
+                response = FormDataResponse(statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
+                                            body: request.responseData ?? Data())
+            } else {
+                response = try await request.start()
+            }
+        } catch let error as FormDataError {
             bar.finish()
             FileHandle.standardError.write(Data("formdata: \(error)\n".utf8))
             throw ExitCode(Int32(clamping: 10 + error.asiErrorCode))

@@ -162,7 +162,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             finish(.failure(.whileSending(error)))
             return
         } catch {
-            finish(.failure(.internalErrorWhileBuilding(underlying: .fileUnreadable(path: "\(error)", errno: 0))))
+            // buildPostBody only throws FormDataError; anything else is reported as a connection-
+            // independent creation failure rather than dropped.
+            finish(.failure(.unableToCreateRequest(underlying: UnderlyingError(error))))
             return
         }
         let prepared: (TransportRequest, TemporaryFile?)

@@ -63,7 +63,7 @@ extension FormDataRequest {
 
     /// What sends the request; ``URLSessionTransport/shared`` by default.
     public var transport: any FormDataTransport {
-        get { sending.withLock { $0.transport } }
+        get { sending.withLock { $0.transport } ?? URLSessionTransport.shared }
         set { sending.withLock { $0.transport = newValue } }
     }
 

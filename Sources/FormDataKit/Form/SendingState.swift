@@ -15,7 +15,8 @@ struct SendingState {
     var password: String?
     var allowCompressedResponse = true
     var userAgentString: String?
-    var transport: any FormDataTransport = URLSessionTransport.shared
+    /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
+    var transport: (any FormDataTransport)?
 
     // Callbacks
     var delegate = WeakDelegate()

@@ -59,7 +59,9 @@ public final class URLSessionTransport: FormDataTransport {
         case .file(let path, _):
             task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: path))
         }
-        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length))
+        var bodyPath: String?
+        if case .file(let path, _) = request.body { bodyPath = path }
+        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
@@ -79,20 +81,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private final class TaskRecord {
         let observer: any TransportObserver
         let expectedBodyLength: Int64
+        let bodyPath: String?
         var head: TransportResponseHead?
         var body = Data()
         var challenged: URLAuthenticationChallenge?
 
-        init(observer: any TransportObserver, expectedBodyLength: Int64) {
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
+            self.bodyPath = bodyPath
         }
     }
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
-    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64) {
-        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength)
+    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
+        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -140,7 +144,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 domain: "HTTP", code: status,
                 message: TransportResponseHead(statusCode: status, headers: [:]).statusLine)))
         } else if let error {
-            result = .failure(Self.map(error, task: task))
+            result = .failure(Self.map(error, bodyPath: record.bodyPath))
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
             TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
         }) {
@@ -161,7 +165,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     /// Maps a URLSession error onto ASIHTTPRequest's categories.
-    static func map(_ error: any Error, task: URLSessionTask) -> FormDataError {
+    static func map(_ error: any Error, bodyPath: String?) -> FormDataError {
         let underlying = UnderlyingError(error)
         guard underlying.domain == NSURLErrorDomain else { return .connectionFailure(underlying: underlying) }
         switch underlying.code {
@@ -174,8 +178,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case NSURLErrorBadURL, NSURLErrorUnsupportedURL:
             return .unableToCreateRequest(underlying: underlying)
         case NSURLErrorFileDoesNotExist, NSURLErrorNoPermissionsToReadFile, NSURLErrorFileIsDirectory:
-            let path = task.originalRequest?.url?.path ?? ""
-            return .fileManagement(underlying: .temporaryFileFailed(path: path, operation: "read body", errno: 0))
+            let code: Int32 = underlying.code == NSURLErrorFileDoesNotExist ? ENOENT
+                : underlying.code == NSURLErrorFileIsDirectory ? EISDIR : EACCES
+            return .fileManagement(underlying: .temporaryFileFailed(path: bodyPath ?? "", operation: "read body", errno: code))
         default:
             return .connectionFailure(underlying: underlying)
         }

@@ -35,6 +35,18 @@ struct LifecycleTests {
         }
     }
 
+    @Test("startSynchronous on the main actor (as ported ASI code calls it) does not deadlock")
+    func synchronousOnMainActor() async throws {
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/main"))
+            request.setPostValue("main", forKey: "thread")
+            await MainActor.run { request.startSynchronous() }
+            #expect(request.error == nil)
+            #expect(request.responseStatusCode == 200)
+            #expect(receiver.lastRequest?.form?.value("thread") == "main")
+        }
+    }
+
     @Test("startAsynchronous: delegate order, blocks, bytes sent add up, progress monotonic to exactly 1.0")
     func asynchronousWithDelegateAndBlocks() async throws {
         let file = try Support.makeFile(size: 4_000_000, seed: 5)

@@ -22,7 +22,8 @@ from werkzeug.wrappers import Request, Response
 
 
 def app(environ, start_response):
-    raw = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    declared_length = environ.get("CONTENT_LENGTH")
+    raw = environ["wsgi.input"].read(int(declared_length or 0))
     body_bytes = len(raw)
     encoding = environ.get("HTTP_CONTENT_ENCODING", "")
     if "gzip" in encoding.lower():
@@ -40,7 +41,7 @@ def app(environ, start_response):
                       hashlib.sha256(data).hexdigest()])
     result = {
         "method": request.method,
-        "content_length": request.headers.get("Content-Length"),
+        "content_length": declared_length,
         "content_encoding": encoding or None,
         "body_bytes": body_bytes,
         "fields": fields,
