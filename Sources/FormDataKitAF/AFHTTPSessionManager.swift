@@ -49,7 +49,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     private let settings: Locked<Settings>
 
     /// A manager with no base URL (AFNetworking's `+manager`).
-    public class func manager() -> Self { Self.init(baseURL: nil, sessionConfiguration: nil) }
+    public class func manager() -> Self { Self.init(baseURL: nil, sessionConfiguration: nil, transport: URLSessionTransport.shared) }
 
     /// A manager for `baseURL` (see ``init(baseURL:sessionConfiguration:transport:)``).
     public convenience init(baseURL: URL?) {
@@ -58,7 +58,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
 
     /// A manager for `baseURL` with `configuration`, sending through
     /// `URLSessionTransport.shared`.
-    public required convenience init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
+    public convenience init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
         self.init(baseURL: baseURL, sessionConfiguration: configuration, transport: URLSessionTransport.shared)
     }
 
@@ -66,7 +66,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// with a non-empty path gets a trailing `/` (`http://example.com/v1` →
     /// `http://example.com/v1/`); the request serializer is an ``AFHTTPRequestSerializer``, the
     /// response serializer an ``AFJSONResponseSerializer``.
-    public init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?, transport: any FormDataTransport) {
+    public required init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?, transport: any FormDataTransport) {
         self.baseURL = baseURL.map(Self.normalizedBaseURL)
         self.sessionConfiguration = configuration ?? .default
         self.transport = transport
@@ -76,9 +76,10 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             completionQueue: nil))
     }
 
-    /// A manager with the same base URL, configuration and transport, and copies of the serializers.
+    /// A manager with the same base URL, configuration, transport and completion queue, and
+    /// copies of the serializers.
     public func copy() -> Self {
-        let copy = Self.init(baseURL: baseURL, sessionConfiguration: sessionConfiguration)
+        let copy = Self.init(baseURL: baseURL, sessionConfiguration: sessionConfiguration, transport: transport)
         let current = settings.current
         copy.settings.withLock {
             $0.requestSerializer = current.requestSerializer.copy()

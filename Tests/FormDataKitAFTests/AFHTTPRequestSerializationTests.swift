@@ -119,7 +119,7 @@ struct AFHTTPRequestSerializationTests {
         await withTaskGroup(of: Void.self) { group in
             for i in 0..<1000 {
                 group.addTask {
-                    let value = "\(Date(timeIntervalSince1970: TimeInterval(i)))"
+                    let value = "value \(i)"
                     serializer.setValue(value, forHTTPHeaderField: "FrequentlyUpdatedHeaderField")
                     _ = serializer.httpRequestHeaders
                 }
@@ -127,7 +127,7 @@ struct AFHTTPRequestSerializationTests {
         }
         let final = serializer.value(forHTTPHeaderField: "FrequentlyUpdatedHeaderField")
         #expect(final != nil)
-        #expect(final?.hasPrefix("19") == true)
+        #expect(final?.hasPrefix("value ") == true)
     }
 
     @Test func concurrentWritesOnDispatchQueuesKeepEveryHeader() {

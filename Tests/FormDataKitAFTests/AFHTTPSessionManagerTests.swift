@@ -147,6 +147,8 @@ struct AFHTTPSessionManagerTests {
         #expect(copy.baseURL == manager.baseURL)
         #expect(copy.requestSerializer !== manager.requestSerializer)
         #expect(copy.requestSerializer.value(forHTTPHeaderField: "X-Copied") == "v")
+        let custom = self.manager(URL(string: "http://example.com/")!).copy()
+        #expect(custom.transport as? URLSessionTransport === Self.transport)
     }
 
     @Test func multipartBuildFailuresGoToFailureWithANilTask() async {

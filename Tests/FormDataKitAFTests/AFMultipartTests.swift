@@ -271,7 +271,9 @@ struct AFMultipartTests {
 
     @Test func largeInputStreamPartsGoToATemporaryFileThatIsRemoved() throws {
         let size = 3 * 1024 * 1024 + 17
-        let payload = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let pattern = Data((0..<251).map { UInt8($0) })
+        var payload = Data(capacity: size)
+        while payload.count < size { payload.append(pattern.prefix(size - payload.count)) }
         var path: String?
         do {
             let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
