@@ -51,9 +51,9 @@ enum AFParameterValue {
         case let integer as any BinaryInteger:
             return "\(integer)"
         case let double as Double:
-            return describe(double: double)
+            return describe(floating: double)
         case let float as Float:
-            return describe(double: Double(float))
+            return describe(floating: float)
         case let string as NSString:
             return string as String
         case let data as Data:
@@ -68,18 +68,19 @@ enum AFParameterValue {
     /// An `NSNumber`: integers and booleans as digits, floating values as ``describe(double:)``.
     private static func describe(number: NSNumber) -> String {
         switch String(cString: number.objCType) {
-        case "f", "d": return describe(double: number.doubleValue)
+        case "f": return describe(floating: number.floatValue)
+        case "d": return describe(floating: number.doubleValue)
         default: return number.description
         }
     }
 
     /// A floating value as Apple's `NSNumber` prints it: integral values without `.0`,
-    /// others in their shortest round-tripping form.
-    private static func describe(double: Double) -> String {
-        if double.isFinite, double == double.rounded(), abs(double) < 1e15 {
-            return String(Int64(double))
+    /// others in their shortest round-tripping form (`1.5`, `0.1`).
+    private static func describe<Value: BinaryFloatingPoint & CustomStringConvertible>(floating value: Value) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
+            return String(Int64(value))
         }
-        return "\(double)"
+        return value.description
     }
 
     /// Whether description `a` sorts before `b` as `-[NSString compare:]` (no options) sorts them.

@@ -38,6 +38,7 @@ struct AFQueryStringTests {
         (["10": 1, "2": 2], "10=1&2=2"),
         (["t": true, "f": false], "f=0&t=1"),
         (["d": 1.5, "i": 1.0], "d=1.5&i=1"),
+        (["f": Float(1.1), "n": NSNumber(value: 0.25), "m": NSNumber(value: 2.0)], "f=1.1&m=2&n=0.25"),
         (["o": Optional<String>.none as Any], "o"),
         ]
         for (parameters, expected) in cases {
