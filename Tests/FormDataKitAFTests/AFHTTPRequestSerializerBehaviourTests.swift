@@ -56,6 +56,13 @@ struct AFHTTPRequestSerializerBehaviourTests {
         #expect(bare.url?.absoluteString == "http://example.com/p?&a=b")
     }
 
+    @Test func aQueryAppendedAfterAFragmentBecomesPartOfIt() throws {
+        let serializer = AFHTTPRequestSerializer.serializer()
+        let request = try serializer.request(withMethod: "GET", urlString: "http://example.com/p#frag", parameters: ["k": "v"])
+        #expect(request.url?.absoluteString == "http://example.com/p#frag?k=v")
+        #expect(request.url?.query == nil)
+    }
+
     @Test func topLevelStringParametersBecomeEqualsValue() throws {
         let serializer = AFHTTPRequestSerializer.serializer()
         let payload = TestSupport.progressPayload
