@@ -13,6 +13,8 @@ import Foundation
 /// - `/status/<code>` — answers with that status code.
 /// - `/delay/<milliseconds>` — reads the body, waits, then answers (for timeouts).
 /// - `/discard` — counts the body and throws it away (add `?sha256=1` to hash it); for huge uploads.
+///
+/// On other routes the raw body is hashed unless the query has `sha256=0`.
 /// - `/gzip` — answers with a gzip-compressed body (`Content-Encoding: gzip`).
 /// - `/auth/<user>/<password>` — 401 unless `Authorization: Basic` matches.
 /// - anything else — parses and answers 200.
@@ -103,7 +105,9 @@ public final class FormReceiver: Sendable {
         let parts = request.path.split(separator: "/").map(String.init)
         let route = parts.first ?? ""
         let discard = route == "discard"
-        let hashAll = !discard || request.query.contains { $0.name == "sha256" && $0.value == "1" }
+        let hashAll = discard
+            ? request.query.contains { $0.name == "sha256" && $0.value == "1" }
+            : !request.query.contains { $0.name == "sha256" && $0.value == "0" }
         let received = try await receive(request, keep: !discard, hash: hashAll)
         log.withLock { $0.append(received) }
         defer { onRequest?(received) }
