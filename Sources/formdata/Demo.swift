@@ -60,8 +60,18 @@ struct Demo: AsyncParsableCommand {
         print(response.statusMessage)
         for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { print("\(name): \(value)") }
         print("")
-        print(response.string ?? "<\(response.body.count) bytes>")
+        print(Self.pretty(response.body) ?? response.string ?? "<\(response.body.count) bytes>")
         print("\nUpload progress: \(request.uploadProgress.fractionCompleted * 100)% of \(request.uploadProgress.totalUnitCount) bytes")
+    }
+}
+
+extension Demo {
+    /// `data` as indented JSON, when it is JSON.
+    static func pretty(_ data: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: data),
+            let text = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        else { return nil }
+        return String(decoding: text, as: UTF8.self)
     }
 }
 
