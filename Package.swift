@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
+        .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
         .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
         .executable(name: "formdata", targets: ["formdata"]),
     ],
@@ -26,6 +27,10 @@ let package = Package(
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .target(
+            name: "FormDataKitAF",
+            dependencies: ["FormDataKit"]
         ),
         .target(
             name: "FormDataKitTesting",
@@ -51,6 +56,10 @@ let package = Package(
             name: "FormDataKitTests",
             dependencies: ["FormDataKit", "FormDataKitTesting"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
+        ),
+        .testTarget(
+            name: "FormDataKitAFTests",
+            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]
