@@ -40,19 +40,7 @@ package enum DestinationFile {
     }
 
     private static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, destination: String) throws(FormDataError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = posixWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .fileUnwritable(path: destination, errno: errno)
-            }
-            offset += written
-        }
+        let code = FileDescriptorWriting.writeFully(fd, bytes)
+        if code != 0 { throw .fileUnwritable(path: destination, errno: code) }
     }
-}
-
-/// `write(2)`, named apart from ``DestinationFile/write(to:_:)``.
-private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }

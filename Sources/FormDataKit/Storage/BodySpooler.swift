@@ -52,15 +52,8 @@ package enum BodySpooler {
 
     /// Writes all of `bytes` to `fd`, retrying short writes.
     package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(FormDataError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = systemWrite(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .temporaryFileFailed(path: path, operation: "write", errno: errno)
-            }
-            offset += written
-        }
+        let code = FileDescriptorWriting.writeFully(fd, bytes)
+        if code != 0 { throw .temporaryFileFailed(path: path, operation: "write", errno: code) }
     }
 
     /// Copies the rest of `input` to `fd` inside the kernel. Returns false (having copied nothing)
@@ -98,7 +91,3 @@ package enum BodySpooler {
     }
 }
 
-/// `write(2)`, named apart from ``BodySpooler/write(_:to:path:)``.
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(fd, buffer, count)
-}
