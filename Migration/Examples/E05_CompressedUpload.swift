@@ -52,10 +52,12 @@ struct CompressedUploadExample {
         try await Example.withReceiver { receiver in
             let request = compressedUpload(url: receiver.url("/compressed_post_body"))
             request.transport = Example.transport
+            try request.buildPostBody()
+            let compressedLength = request.postLength // the sent body is released after the send
             _ = try await request.start()
             let received = try #require(receiver.lastRequest)
             #expect(received.header("Content-Encoding") == "gzip")
-            #expect(received.bodyBytes == Int(request.postLength))
+            #expect(received.bodyBytes == Int(compressedLength))
             #expect(received.form?.value("content") == compressedExampleContent)
         }
     }

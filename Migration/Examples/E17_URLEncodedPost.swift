@@ -49,7 +49,7 @@ struct URLEncodedPostExample {
             withMethod: "POST", urlString: Example.uploadURL.absoluteString,
             parameters: Dictionary(uniqueKeysWithValues: urlEncodedValues))
         let afBody = String(decoding: af.httpBody ?? Data(), as: UTF8.self)
-        #expect(afBody.contains("%26%3F%3Faaa%3D//ciao")) // AF leaves / and ? alone
+        #expect(afBody.contains("%26??aaa%3D//ciao")) // AF leaves / and ? alone
         #expect(try Example.body(urlEncodedPost()) != af.httpBody)
         // AF sorts the keys; ASI keeps call order: tolerate order across names.
         #expect(snapshotsMatch(try FormSnapshot(urlEncodedPost()), try FormSnapshot(af), tolerating: [.charsetParameter, .partOrder]))

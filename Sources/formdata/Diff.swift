@@ -28,7 +28,7 @@ struct Diff: ParsableCommand {
     @Option(name: .long, help: "The Content-Encoding of bare body files (e.g. gzip).")
     var contentEncoding: String?
 
-    @Option(name: .long, parsing: .upToNextOption,
+    @Option(name: .long,
             help: "What may differ: boundary, part-order, charset, header-case, all (comma-separated or repeated).")
     var tolerate: [String] = []
 
