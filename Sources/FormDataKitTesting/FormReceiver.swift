@@ -167,24 +167,29 @@ public final class FormReceiver: Sendable {
         var failure: FormParseError?
         let inflater: StreamInflater? = gzip ? try? StreamInflater() : nil
         let recorder = recordingDirectory.flatMap { CaptureWriter(directory: $0, number: captureCount.withLock { $0 += 1; return $0 }, request: request) }
-        for try await chunk in request.bodySequence {
-            recorder?.write(chunk)
-            if hash { rawHash.update(chunk) }
-            if let inflater, failure == nil {
-                do {
-                    try inflater.feed(chunk, offset: count) { piece in
-                        inflatedCount += piece.count
-                        if keptAll {
-                            if kept.count + piece.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(contentsOf: piece) }
+        do {
+            for try await chunk in request.bodySequence {
+                recorder?.write(chunk)
+                if hash { rawHash.update(chunk) }
+                if let inflater, failure == nil {
+                    do {
+                        try inflater.feed(chunk, offset: count) { piece in
+                            inflatedCount += piece.count
+                            if keptAll {
+                                if kept.count + piece.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(contentsOf: piece) }
+                            }
                         }
+                    } catch {
+                        failure = error
                     }
-                } catch {
-                    failure = error
+                } else if keptAll {
+                    if kept.count + chunk.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(chunk) }
                 }
-            } else if keptAll {
-                if kept.count + chunk.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(chunk) }
+                count += chunk.count
             }
-            count += chunk.count
+        } catch {
+            recorder?.abandon() // a body that broke off is not a capture
+            throw error
         }
         var form: ParsedForm?
         if failure == nil, let inflater, !inflater.isFinished, count > 0 {
@@ -259,6 +264,12 @@ private final class CaptureWriter {
     private func write(raw data: Data) {
         guard !failed else { return }
         do { try handle.write(contentsOf: data) } catch { failed = true }
+    }
+
+    /// Closes and removes the unfinished file.
+    func abandon() {
+        try? handle.close()
+        try? FileManager.default.removeItem(at: partialURL)
     }
 
     /// Closes the file and moves it into place; the final path, or nil when writing failed.

@@ -130,10 +130,9 @@ public struct RawHTTPRequest: Sendable, Equatable {
                     throw FormParseError(offset: position, reason: "Chunked body does not end with CRLF")
                 }
                 if end == position { return out }
-                guard let trailerEnd = FormBodyParser.find(Array("\r\n\r\n".utf8), in: bytes, from: position) else {
+                guard FormBodyParser.find(Array("\r\n\r\n".utf8), in: bytes, from: position) != nil else {
                     throw FormParseError(offset: position, reason: "Chunked trailer is not terminated")
                 }
-                _ = trailerEnd
                 return out
             }
             guard bytes.count - position >= size + 2, bytes[position + size] == 13, bytes[position + size + 1] == 10 else {
