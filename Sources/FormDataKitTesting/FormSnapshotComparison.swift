@@ -153,7 +153,11 @@ extension FormSnapshot {
             return
         }
         func show(_ value: String?) -> String { value.map { $0.debugDescription } ?? "(none)" }
-        if left.name != right.name { note("\(label) name", show(left.name), show(right.name)) }
+        if left.name != right.name {
+            // A different part altogether: one line with both.
+            note(label, Self.describe(left), Self.describe(right))
+            return
+        }
         if left.fileName != right.fileName { note("\(label) filename", show(left.fileName), show(right.fileName)) }
         let leftType = Self.contentType(left.contentType, tolerance: tolerance)
         let rightType = Self.contentType(right.contentType, tolerance: tolerance)

@@ -7,9 +7,9 @@ struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compare two captured requests field by field; exit status 0 when they are equivalent, 1 when they differ.",
         discussion: """
-            A and B are raw HTTP request files (what `formdata serve --record DIR` writes: request
-            line, headers, body), or bare bodies when --content-type is given. By default only the
-            multipart boundary may differ; --tolerate adds more (boundary, part-order, charset,
+            A and B are raw HTTP request files (what `formdata serve --record DIR` writes: request \
+            line, headers, body), or bare bodies when --content-type is given. By default only the \
+            multipart boundary may differ; --tolerate adds more (boundary, part-order, charset, \
             header-case, all), --exact allows nothing.
             """)
 
@@ -51,7 +51,16 @@ struct Diff: ParsableCommand {
         if verbose { print("A:\n\(left)\n\nB:\n\(right)\n") }
         let report = left.diffReport(against: right, tolerating: tolerance, labels: ("A", "B"))
         print(report)
-        if report != "equivalent" { throw ExitCode(1) }
+        guard report != "equivalent" else { return }
+        let names: [(String, FormSnapshotTolerance)] = [
+            ("boundary", .boundary), ("part-order", .partOrder), ("charset", .charsetParameter), ("header-case", .headerCase),
+        ]
+        let helpful = names.filter { !tolerance.contains($0.1) }.map(\.0)
+        if !helpful.isEmpty, left.matches(right, tolerating: tolerance.union(.all)) {
+            let needed = names.filter { !tolerance.contains($0.1) && !left.matches(right, tolerating: tolerance.union(.all).subtracting($0.1)) }
+            print("(equivalent with --tolerate \(needed.map(\.0).joined(separator: ",")))")
+        }
+        throw ExitCode(1)
     }
 
     private func snapshot(_ path: String, contentType: String?) throws -> FormSnapshot {
