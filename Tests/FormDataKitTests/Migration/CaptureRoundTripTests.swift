@@ -59,8 +59,7 @@ struct CaptureRoundTripTests {
         guard let range = line.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
             let url = URL(string: String(line[range]))
         else {
-            process.terminate()
-            process.waitUntilExit()
+            await stop(process)
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: "formdata serve printed \(line.debugDescription)"])
         }
         return (process, url)
@@ -80,11 +79,28 @@ struct CaptureRoundTripTests {
         let captures = directory.appendingPathComponent("captures")
 
         let (serve, baseURL) = try await Self.startServe(tool, recording: captures)
-        defer {
-            serve.terminate()
-            serve.waitUntilExit()
+        do {
+            try await roundTrip(tool: tool, curl: curl, url: baseURL.appendingPathComponent("upload"),
+                                photo: photo, note: note, captures: captures)
+        } catch {
+            await Self.stop(serve)
+            throw error
         }
-        let url = baseURL.appendingPathComponent("upload")
+        await Self.stop(serve)
+    }
+
+    /// Stops the `formdata serve` child (SIGTERM) and waits for it on a GCD thread.
+    private static func stop(_ process: Process) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                process.terminate()
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func roundTrip(tool: URL, curl: String, url: URL, photo: URL, note: URL, captures: URL) async throws {
 
         // 1. The independent client.
         let curlRun = try await Self.run(URL(fileURLWithPath: curl), [
