@@ -133,6 +133,17 @@ struct CaptureRoundTripTests {
         #expect(curlSnapshot.differences(from: try FormSnapshot(contentsOfCapture: portCapture)).map(\.location) == ["content type parameter charset"])
         #expect(snapshotsMatch(curlSnapshot, try FormSnapshot(request), tolerating: [.boundary, .charsetParameter]))
 
+        // curl again, chunked: the capture keeps the chunked framing and reads back the same.
+        let chunked = try await Self.run(URL(fileURLWithPath: curl), [
+            "-sS", "-o", "/dev/null", "-H", "Expect:", "-H", "Transfer-Encoding: chunked", url.absoluteString,
+            "-F", "first_name=Ben", "-F", "motto=ünïcödé & more", "-F", "photo=@\(photo.path)", "-F", "note=@\(note.path)",
+        ])
+        #expect(chunked.status == 0, "\(chunked.output)")
+        let chunkedCapture = captures.appendingPathComponent("0003-POST.http")
+        #expect(try RawHTTPRequest(contentsOf: chunkedCapture).header("Transfer-Encoding") == "chunked")
+        let sameAgain = try await Self.run(tool, ["diff", curlCapture.path, chunkedCapture.path])
+        #expect(sameAgain.output == "equivalent\n")
+
         // And a real difference is found, with exit status 1.
         let changed = FormDataRequest(url: url)
         changed.setPostValue("Bob", forKey: "first_name")
@@ -141,7 +152,7 @@ struct CaptureRoundTripTests {
         changed.transport = request.transport
         _ = try await changed.start()
         let failing = try await Self.run(tool, ["diff", "--tolerate", "charset", curlCapture.path,
-                                                captures.appendingPathComponent("0003-POST.http").path])
+                                                captures.appendingPathComponent("0004-POST.http").path])
         #expect(failing.status == 1)
         #expect(failing.output.contains("part 1 \"first_name\" content: A \"Ben\" ≠ B \"Bob\""))
         #expect(failing.output.contains("part 4 \"note\": A \"note\" file \"note.txt\" (text/plain)"))
