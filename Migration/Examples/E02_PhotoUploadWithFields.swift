@@ -50,7 +50,7 @@ struct PhotoUploadExample {
             let captures = directory.appendingPathComponent("captures")
             try await Example.withReceiver(recordingDirectory: captures) { receiver in
                 let request = try photoUpload(to: receiver.url("/profile/photo"), photoPath: photo.path)
-                request.transport = Example.transport
+                Example.prepareToSend(request)
                 let response = try await request.start()
                 #expect(response.statusCode == 200)
                 let received = try #require(receiver.lastRequest)

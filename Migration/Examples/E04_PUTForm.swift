@@ -36,7 +36,7 @@ struct PUTFormExample {
     @Test func sentAsPUTAndSameAsTheAFFacade() async throws {
         try await Example.withReceiver { receiver in
             let request = putForm(url: receiver.url("/put_form_data"))
-            request.transport = Example.transport
+            Example.prepareToSend(request)
             _ = try await request.start()
             let received = try #require(receiver.lastRequest)
             #expect(received.method == "PUT")

@@ -51,7 +51,7 @@ struct CompressedUploadExample {
     @Test func theReceiverInflatesIt() async throws {
         try await Example.withReceiver { receiver in
             let request = compressedUpload(url: receiver.url("/compressed_post_body"))
-            request.transport = Example.transport
+            Example.prepareToSend(request)
             try request.buildPostBody()
             let compressedLength = request.postLength // the sent body is released after the send
             _ = try await request.start()

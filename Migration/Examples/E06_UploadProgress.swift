@@ -34,7 +34,7 @@ struct UploadProgressExample {
         try await Example.withReceiver { receiver in
             let sent = Tally<UInt64>(0)
             let request = progressUpload(url: receiver.url("/ignore"), sent: sent)
-            request.transport = Example.transport
+            Example.prepareToSend(request)
             _ = try await request.start()
             #expect(request.uploadProgress.fractionCompleted == 1.0)
             #expect(sent.current == request.postLength)

@@ -36,7 +36,7 @@ struct PreemptiveCredentialsExample {
     @Test func withoutCredentialsTheRequestFailsWithCode3() async throws {
         try await Example.withReceiver { receiver in
             let request = authenticatedPost(url: receiver.url("/auth/secret_username/secret_password"), username: nil, password: nil)
-            request.transport = Example.transport
+            Example.prepareToSend(request)
             do {
                 _ = try await request.start()
                 Issue.record("a 401 should fail the request")
@@ -50,7 +50,7 @@ struct PreemptiveCredentialsExample {
         try await Example.withReceiver { receiver in
             let url = receiver.url("/auth/secret_username/secret_password")
             let request = authenticatedPost(url: url, username: "secret_username", password: "secret_password")
-            request.transport = Example.transport
+            Example.prepareToSend(request)
             let response = try await request.start()
             #expect(response.statusCode == 200)
             #expect(receiver.requests.count == 1)

@@ -21,6 +21,13 @@ enum Example {
     /// One transport for the examples that send.
     static let transport = URLSessionTransport()
 
+    /// Sends `request` through the examples' transport, with a generous idle timeout (the
+    /// machine running the tests may be busy; ASI's default is 10 s).
+    static func prepareToSend(_ request: FormDataRequest) {
+        request.transport = transport
+        request.timeOutSeconds = 60
+    }
+
     /// The built body of `request`, wherever the build put it (memory or spooled file).
     static func body(_ request: FormDataRequest) throws -> Data {
         try request.buildPostBody()

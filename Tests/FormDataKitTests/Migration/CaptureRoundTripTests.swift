@@ -116,6 +116,7 @@ struct CaptureRoundTripTests {
         try request.addFile(photo.path, forKey: "photo")
         try request.addFile(note.path, forKey: "note")
         request.transport = URLSessionTransport()
+        request.timeOutSeconds = 60 // the machine running the tests may be busy
         let response = try await request.start()
         #expect(response.statusCode == 200)
 
@@ -150,6 +151,7 @@ struct CaptureRoundTripTests {
         changed.setPostValue("ünïcödé & more", forKey: "motto")
         try changed.addFile(photo.path, forKey: "photo")
         changed.transport = request.transport
+        changed.timeOutSeconds = 60
         _ = try await changed.start()
         let failing = try await Self.run(tool, ["diff", "--tolerate", "charset", curlCapture.path,
                                                 captures.appendingPathComponent("0004-POST.http").path])
