@@ -61,6 +61,11 @@ let package = Package(
             name: "FormDataKitAFTests",
             dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]
         ),
+        .testTarget(
+            name: "MigrationExamples",
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting"],
+            path: "Migration/Examples"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

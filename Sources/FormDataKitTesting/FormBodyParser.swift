@@ -8,14 +8,22 @@ import Foundation
 /// A strict parser for `multipart/form-data` (RFC 7578 / RFC 2046) and
 /// `application/x-www-form-urlencoded` bodies, independent of FormDataKit's encoders.
 ///
-/// Strict means: the body must start with the first delimiter and end with the closing one
-/// (`--boundary--`, optionally followed by CRLF); every part header line must be
-/// `Name: value`; every part needs `Content-Disposition: form-data; name="…"`; a declared
-/// length must match. Each error names the byte offset where parsing stopped.
+/// Strict means: a multipart body must have an opening delimiter (a preamble before it, ending
+/// in CRLF, is tolerated as RFC 2046 allows) and the closing one (`--boundary--`, then nothing,
+/// or CRLF and an epilogue that is ignored); every part header line must be `Name: value`; every
+/// part needs `Content-Disposition: form-data; name="…"`; a declared length must match. Each
+/// error names the byte offset where parsing stopped.
 public enum FormBodyParser {
     /// Parses `body` according to `contentType` (multipart or URL-encoded). When
     /// `expectedLength` is given, a body of any other length is an error.
     public static func parse(_ body: Data, contentType: String, expectedLength: Int? = nil) throws(FormParseError) -> ParsedForm {
+        ParsedForm(parts: try parseParts(body, contentType: contentType, expectedLength: expectedLength))
+    }
+
+    /// Parses `body` like ``parse(_:contentType:expectedLength:)`` but keeps every part whole, in
+    /// body order: raw content bytes and all part headers (URL-encoded pairs become parts without
+    /// headers).
+    public static func parseParts(_ body: Data, contentType: String, expectedLength: Int? = nil) throws(FormParseError) -> [ParsedPart] {
         if let expectedLength, expectedLength != body.count {
             throw FormParseError(offset: body.count, reason: "Content-Length says \(expectedLength) bytes but the body has \(body.count)")
         }
@@ -25,9 +33,9 @@ public enum FormBodyParser {
             guard let boundary = parameter("boundary", in: contentType), !boundary.isEmpty else {
                 throw FormParseError(offset: 0, reason: "Content-Type has no boundary parameter: \(contentType)")
             }
-            return try parseMultipart(body, boundary: boundary)
+            return try multipartParts(body, boundary: boundary)
         case "application/x-www-form-urlencoded":
-            return try parseURLEncoded(body)
+            return try urlEncodedParts(body)
         default:
             throw FormParseError(offset: 0, reason: "Not a form content type: \(contentType)")
         }
@@ -44,7 +52,11 @@ public enum FormBodyParser {
 
     /// Parses `name=value&…` with percent escapes and `+` for space.
     public static func parseURLEncoded(_ body: Data) throws(FormParseError) -> ParsedForm {
-        var form = ParsedForm()
+        ParsedForm(parts: try urlEncodedParts(body))
+    }
+
+    static func urlEncodedParts(_ body: Data) throws(FormParseError) -> [ParsedPart] {
+        var parts: [ParsedPart] = []
         let bytes = [UInt8](body)
         var start = 0
         while start <= bytes.count {
@@ -57,11 +69,11 @@ public enum FormBodyParser {
                 let rawValue = equals.map { bytes[($0 + 1)..<end] } ?? []
                 let name = try percentDecode(rawName, offset: start)
                 let value = try percentDecode(rawValue, offset: equals.map { $0 + 1 } ?? end)
-                form.fields.append(ParsedField(name: text(name), value: text(value)))
+                parts.append(ParsedPart(name: text(name), fileName: nil, headers: [], content: value))
             }
             start = end + 1
         }
-        return form
+        return parts
     }
 
     private static func percentDecode(_ bytes: ArraySlice<UInt8>, offset: Int) throws(FormParseError) -> Data {
@@ -101,20 +113,28 @@ public enum FormBodyParser {
 
     /// Parses a multipart body delimited by `boundary`.
     public static func parseMultipart(_ body: Data, boundary: String) throws(FormParseError) -> ParsedForm {
+        ParsedForm(parts: try multipartParts(body, boundary: boundary))
+    }
+
+    static func multipartParts(_ body: Data, boundary: String) throws(FormParseError) -> [ParsedPart] {
         let bytes = [UInt8](body)
         let dash = Array("--\(boundary)".utf8)
         let delimiter = Array("\r\n--\(boundary)".utf8)
-        guard bytes.starts(with: dash) else {
-            throw FormParseError(offset: 0, reason: "The body does not start with --\(boundary)")
+        var position: Int
+        if bytes.starts(with: dash) {
+            position = dash.count
+        } else if let opening = find(delimiter, in: bytes, from: 0) {
+            position = opening + delimiter.count // after a preamble
+        } else {
+            throw FormParseError(offset: 0, reason: "No opening boundary --\(boundary) in the body")
         }
-        var form = ParsedForm()
-        var position = dash.count
+        var parts: [ParsedPart] = []
         while true {
             // After a delimiter: "--" closes the body, CRLF starts a part.
             if bytes.count - position >= 2 && bytes[position] == UInt8(ascii: "-") && bytes[position + 1] == UInt8(ascii: "-") {
                 let rest = bytes.count - (position + 2)
-                if rest == 0 || (rest == 2 && bytes[position + 2] == 13 && bytes[position + 3] == 10) { return form }
-                throw FormParseError(offset: position + 2, reason: "\(rest) unexpected bytes after the closing boundary")
+                if rest == 0 || (rest >= 2 && bytes[position + 2] == 13 && bytes[position + 3] == 10) { return parts } // epilogue ignored
+                throw FormParseError(offset: position + 2, reason: "\(rest) unexpected bytes after the closing boundary (an epilogue must follow a CRLF)")
             }
             guard bytes.count - position >= 2, bytes[position] == 13, bytes[position + 1] == 10 else {
                 throw FormParseError(offset: position, reason: "Expected CRLF or -- after the boundary")
@@ -151,12 +171,8 @@ public enum FormBodyParser {
                 throw FormParseError(offset: position, reason: "Missing closing boundary --\(boundary)--")
             }
             let content = Data(bytes[position..<contentEnd])
-            if let fileName = parameter("filename", in: disposition) {
-                let type = headers.first { $0.0.lowercased() == "content-type" }?.1
-                form.files.append(ParsedFile(name: name, fileName: fileName, contentType: type, data: content))
-            } else {
-                form.fields.append(ParsedField(name: name, value: text(content)))
-            }
+            parts.append(ParsedPart(name: name, fileName: parameter("filename", in: disposition),
+                                    headers: headers.map { ReceivedHeader(name: $0.0, value: $0.1) }, content: content))
             position = contentEnd + delimiter.count
         }
     }

@@ -18,6 +18,11 @@ import Foundation
 /// - `/gzip` — answers with a gzip-compressed body (`Content-Encoding: gzip`).
 /// - `/auth/<user>/<password>` — 401 unless `Authorization: Basic` matches.
 /// - anything else — parses and answers 200.
+///
+/// With a recording directory, every request is also stored there as a raw HTTP request file
+/// (``RawHTTPRequest``: request line, headers, body as received), named `0001-POST.http`,
+/// `0002-PUT.http`, …, which ``FormSnapshot/init(contentsOfCapture:ignoringHeaders:)`` and
+/// `formdata diff` read.
 public final class FormReceiver: Sendable {
     /// Bodies larger than this (after inflation) are counted and hashed but not parsed: 256 MiB.
     public static let defaultKeepLimit = 256 << 20
@@ -33,9 +38,13 @@ public final class FormReceiver: Sendable {
     private let runTask: Task<Void, Never>
     private let log = Locked<[ReceivedRequest]>([])
     private let onRequest: (@Sendable (ReceivedRequest) -> Void)?
+    private let captureCount = Locked(0)
+    /// Where raw captures of the requests are written, if anywhere.
+    public let recordingDirectory: URL?
 
     private init(server: HTTPServer, runTask: Task<Void, Never>, host: String, port: UInt16, keepLimit: Int,
-                 onRequest: (@Sendable (ReceivedRequest) -> Void)?) {
+                 recordingDirectory: URL?, onRequest: (@Sendable (ReceivedRequest) -> Void)?) {
+        self.recordingDirectory = recordingDirectory
         self.server = server
         self.runTask = runTask
         self.host = host
@@ -46,8 +55,14 @@ public final class FormReceiver: Sendable {
 
     /// Starts a receiver on `host` (127.0.0.1) and `port` (0: a free one) and waits until it listens.
     /// `onRequest` is called with every request once its body has been read, before it is answered.
+    /// With `recordingDirectory` (created if missing), each request is also written there as a
+    /// raw capture (see ``ReceivedRequest/capturePath``).
     public static func start(host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
+                             recordingDirectory: URL? = nil,
                              onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil) async throws -> FormReceiver {
+        if let recordingDirectory {
+            try FileManager.default.createDirectory(at: recordingDirectory, withIntermediateDirectories: true)
+        }
         let box = Locked<FormReceiver?>(nil)
         let server = HTTPServer(
             config: .init(address: try .inet(ip4: host, port: port), timeout: 60,
@@ -70,7 +85,7 @@ public final class FormReceiver: Sendable {
             throw SocketError.unsupportedAddress
         }
         let receiver = FormReceiver(server: server, runTask: runTask, host: host, port: boundPort,
-                                    keepLimit: keepLimit, onRequest: onRequest)
+                                    keepLimit: keepLimit, recordingDirectory: recordingDirectory, onRequest: onRequest)
         box.withLock { $0 = receiver }
         return receiver
     }
@@ -151,23 +166,30 @@ public final class FormReceiver: Sendable {
         var inflatedCount = 0
         var failure: FormParseError?
         let inflater: StreamInflater? = gzip ? try? StreamInflater() : nil
-        for try await chunk in request.bodySequence {
-            if hash { rawHash.update(chunk) }
-            if let inflater, failure == nil {
-                do {
-                    try inflater.feed(chunk, offset: count) { piece in
-                        inflatedCount += piece.count
-                        if keptAll {
-                            if kept.count + piece.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(contentsOf: piece) }
+        let recorder = recordingDirectory.flatMap { CaptureWriter(directory: $0, number: captureCount.withLock { $0 += 1; return $0 }, request: request) }
+        do {
+            for try await chunk in request.bodySequence {
+                recorder?.write(chunk)
+                if hash { rawHash.update(chunk) }
+                if let inflater, failure == nil {
+                    do {
+                        try inflater.feed(chunk, offset: count) { piece in
+                            inflatedCount += piece.count
+                            if keptAll {
+                                if kept.count + piece.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(contentsOf: piece) }
+                            }
                         }
+                    } catch {
+                        failure = error
                     }
-                } catch {
-                    failure = error
+                } else if keptAll {
+                    if kept.count + chunk.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(chunk) }
                 }
-            } else if keptAll {
-                if kept.count + chunk.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(chunk) }
+                count += chunk.count
             }
-            count += chunk.count
+        } catch {
+            recorder?.abandon() // a body that broke off is not a capture
+            throw error
         }
         var form: ParsedForm?
         if failure == nil, let inflater, !inflater.isFinished, count > 0 {
@@ -187,7 +209,7 @@ public final class FormReceiver: Sendable {
         return ReceivedRequest(
             method: request.method.rawValue, path: request.path, headers: headers, bodyBytes: count,
             bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
-            form: form, parseError: failure)
+            form: form, parseError: failure, capturePath: recorder?.finish())
     }
 }
 
@@ -197,5 +219,67 @@ extension JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return encoder
+    }
+}
+
+/// Writes one request as a raw capture while its body streams in: head first, then each body
+/// chunk (re-framed as a chunk when the request came chunked); renamed into place when complete.
+private final class CaptureWriter {
+    private let handle: FileHandle
+    private let partialURL: URL
+    private let finalURL: URL
+    private let chunked: Bool
+    private var failed = false
+
+    init?(directory: URL, number: Int, request: HTTPRequest) {
+        let method = request.method.rawValue.filter { $0.isLetter }
+        let name = String(repeating: "0", count: max(0, 4 - String(number).count)) + "\(number)-\(method).http"
+        finalURL = directory.appendingPathComponent(name)
+        partialURL = directory.appendingPathComponent(".\(name).partial")
+        guard FileManager.default.createFile(atPath: partialURL.path, contents: nil),
+            let handle = try? FileHandle(forWritingTo: partialURL)
+        else { return nil }
+        self.handle = handle
+        chunked = request.headers[HTTPHeader("Transfer-Encoding")]?.lowercased().contains("chunked") ?? false
+        let query = request.target.query(percentEncoded: true)
+        let target = request.target.path(percentEncoded: true) + (query.isEmpty ? "" : "?" + query)
+        let head = RawHTTPRequest(
+            method: request.method.rawValue, target: target, version: "HTTP/1.1",
+            headers: request.headers.sorted { $0.key.rawValue < $1.key.rawValue }.map { ReceivedHeader(name: $0.key.rawValue, value: $0.value) },
+            body: Data()).head
+        write(raw: head)
+    }
+
+    func write(_ chunk: Data) {
+        guard !chunk.isEmpty else { return }
+        if chunked {
+            write(raw: Data((String(chunk.count, radix: 16) + "\r\n").utf8))
+            write(raw: chunk)
+            write(raw: Data("\r\n".utf8))
+        } else {
+            write(raw: chunk)
+        }
+    }
+
+    private func write(raw data: Data) {
+        guard !failed else { return }
+        do { try handle.write(contentsOf: data) } catch { failed = true }
+    }
+
+    /// Closes and removes the unfinished file.
+    func abandon() {
+        try? handle.close()
+        try? FileManager.default.removeItem(at: partialURL)
+    }
+
+    /// Closes the file and moves it into place; the final path, or nil when writing failed.
+    func finish() -> String? {
+        if chunked { write(raw: Data("0\r\n\r\n".utf8)) }
+        try? handle.close()
+        guard !failed, (try? FileManager.default.moveItem(at: partialURL, to: finalURL)) != nil else {
+            try? FileManager.default.removeItem(at: partialURL)
+            return nil
+        }
+        return finalURL.path
     }
 }

@@ -13,11 +13,50 @@ public struct ParsedForm: Sendable, Equatable, Codable {
         self.files = files
     }
 
+    /// The form made of `parts`: parts with a file name are files, the others fields.
+    public init(parts: [ParsedPart]) {
+        self.init()
+        for part in parts {
+            if let fileName = part.fileName {
+                files.append(ParsedFile(name: part.name, fileName: fileName, contentType: part.header("Content-Type"), data: part.content))
+            } else {
+                fields.append(ParsedField(name: part.name, value: FormBodyParser.text(part.content)))
+            }
+        }
+    }
+
     /// The value of the first field named `name`.
     public func value(_ name: String) -> String? { fields.first { $0.name == name }?.value }
 
     /// The first file part named `name`.
     public func file(_ name: String) -> ParsedFile? { files.first { $0.name == name } }
+}
+
+/// One part of a form body as it was on the wire: its name, its `filename` parameter (nil for a
+/// value field), every part header, and the raw content bytes. URL-encoded pairs are parts
+/// without headers whose content is the percent-decoded value.
+public struct ParsedPart: Sendable, Equatable {
+    /// The `name` parameter of `Content-Disposition` (or the decoded URL-encoded name).
+    public var name: String
+    /// The `filename` parameter, when the part has one.
+    public var fileName: String?
+    /// The part's header fields, in order, as sent.
+    public var headers: [ReceivedHeader]
+    /// The content bytes.
+    public var content: Data
+
+    /// A part.
+    public init(name: String, fileName: String?, headers: [ReceivedHeader], content: Data) {
+        self.name = name
+        self.fileName = fileName
+        self.headers = headers
+        self.content = content
+    }
+
+    /// The value of part header `name` (case-insensitive; the first one).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
 }
 
 /// A value field.

@@ -19,6 +19,8 @@ public struct ReceivedRequest: Sendable, Equatable, Codable {
     public var form: ParsedForm?
     /// Why the body could not be parsed, when it could not.
     public var parseError: FormParseError?
+    /// Where the raw capture of this request was written, when the receiver records.
+    public var capturePath: String?
 
     /// The value of header `name` (case-insensitive; the first one).
     public func header(_ name: String) -> String? {

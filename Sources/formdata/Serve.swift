@@ -13,12 +13,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Address to bind to.")
     var host = "127.0.0.1"
 
+    @Option(name: .long, help: "Store every request in DIR as a raw HTTP request file (0001-POST.http, …) that `formdata diff` reads.")
+    var record: String?
+
     func run() async throws {
-        let receiver = try await FormReceiver.start(host: host, port: port) { request in
-            print(request.summary + "\n")
+        let directory = record.map { URL(fileURLWithPath: $0) }
+        let receiver = try await FormReceiver.start(host: host, port: port, recordingDirectory: directory) { request in
+            var text = request.summary
+            if let path = request.capturePath { text += "\n  recorded: \(path)" }
+            print(text + "\n")
             fflush(nil)
         }
-        print("Listening on \(receiver.baseURL.absoluteString) — routes: /status/<code>, /delay/<ms>, /discard, /gzip, /auth/<user>/<password>, anything else parses. Ctrl-C stops.")
+        print("Listening on \(receiver.baseURL.absoluteString)\(directory.map { ", recording to \($0.path)" } ?? "") — routes: /status/<code>, /delay/<ms>, /discard, /gzip, /auth/<user>/<password>, anything else parses. Ctrl-C stops.")
         fflush(nil)
         while !Task.isCancelled {
             try await Task.sleep(nanoseconds: 3_600_000_000_000)
