@@ -15,9 +15,10 @@ import Foundation
 /// Adaptive compression works per block: a block never mixes levels, so it is cut short where
 /// the level changes (at most one extra sync marker, 4–5 bytes, per change).
 ///
-/// At most ``maxBlocksInFlight`` blocks wait for or are in compression; with the block being
-/// filled and the one after it, memory stays at about `(2 × threads + 2) × 2 × blockSize` plus
-/// zlib's state per worker, whatever the body size. Every zlib return code is checked.
+/// At most ``maxBlocksInFlight`` (threads + 1) blocks wait for or are in compression; with the
+/// block being filled and the one after it, memory stays at about `(threads + 3) × 2 × blockSize`
+/// (input and output) plus zlib's state per worker and level — about 11 MiB on two threads —
+/// whatever the body size. Every zlib return code is checked.
 package final class ParallelGzipCompressor: @unchecked Sendable {
     /// The default block size: 1 MiB (the dictionary priming then costs well under 1 %).
     package static let defaultBlockSize = 1 << 20
@@ -51,7 +52,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
     package init(threads: Int, blockSize: Int = defaultBlockSize) {
         self.threads = max(1, threads)
         self.blockSize = max(1, blockSize)
-        maxBlocksInFlight = 2 * self.threads
+        maxBlocksInFlight = self.threads + 1
     }
 
     /// Compresses `source` with `settings` (its level and adaptive flag), passing the gzip stream
