@@ -44,7 +44,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "w4", "w6"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "multipart-kit", "w4", "w6"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -54,6 +54,8 @@ func main() throws {
             report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
         case "spool":
             report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "multipart-kit":
+            report.rows += try MultipartKitWorkload.run(quick: quick, w3MiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         case "w4":
             report.rows += try W4Workload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         case "w6", "gzip":
