@@ -74,8 +74,8 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
         var currentSegment = -1
         var submittedLast = false
         while true {
-            let free = block.freeSpace
-            let count = try reader.read(into: free)
+            let space = block.freeSpace
+            let count = try reader.read(into: space)
             if count == 0 { break }
             var wanted = block.level
             if settings.adaptive && reader.segmentIndex != currentSegment {
@@ -92,7 +92,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
                 sequence += 1
                 let next = try takeBlock(into: sink)
                 next.reset(after: block, sequence: sequence, level: wanted)
-                next.append(free.baseAddress!, byteCount: count)
+                next.append(space.baseAddress!, byteCount: count)
                 try submit(block, into: sink)
                 block = next
             }
