@@ -48,6 +48,91 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// The file at `path` (a destination the caller named) could not be created, written or put
     /// in place; `errno` says why. No partial file is left at `path`.
     case fileUnwritable(path: String, errno: Int32)
+
+    // MARK: - Sending (ASIHTTPRequest's error categories)
+
+    /// The connection failed: refused, reset, DNS, TLS… (ASI code 1). `underlying` is the system error.
+    case connectionFailure(underlying: UnderlyingError)
+    /// No bytes were sent or received for ``FormDataRequest/timeOutSeconds`` (ASI code 2).
+    case timedOut(underlying: UnderlyingError)
+    /// The server answered 401 or 407 and no (or wrong) credentials were available (ASI code 3).
+    case authenticationNeeded(underlying: UnderlyingError)
+    /// The request was cancelled with ``FormDataRequest/cancel()`` or by task cancellation (ASI code 4).
+    case cancelled
+    /// The request could not be created, e.g. a URL that is not http or https (ASI code 5).
+    case unableToCreateRequest(underlying: UnderlyingError)
+    /// The body could not be built (ASI code 6); `underlying` is the build error (missing file,
+    /// unencodable string, changed file…).
+    indirect case internalErrorWhileBuilding(underlying: FormDataError)
+    /// A temporary file could not be created, written or removed while sending (ASI code 8).
+    indirect case fileManagement(underlying: FormDataError)
+    /// Compressing the body or inflating the response failed (ASI code 11).
+    indirect case compression(underlying: FormDataError)
+    /// The request is already being sent; a request runs one send at a time.
+    case requestInProgress
+}
+
+/// The error beneath a sending failure, kept as plain values so ``FormDataError`` stays
+/// `Sendable` and `Equatable`: the error domain and code (e.g. `NSURLErrorDomain`, -1001) and
+/// its description.
+public struct UnderlyingError: Sendable, Equatable, CustomStringConvertible {
+    /// The error domain (`NSURLErrorDomain`, `NSPOSIXErrorDomain`, `HTTP`, `FormDataKit`).
+    public let domain: String
+    /// The code within ``domain`` (for `HTTP`, the status code).
+    public let code: Int
+    /// A human-readable description.
+    public let message: String
+
+    /// An underlying error with the given domain, code and message.
+    public init(domain: String, code: Int, message: String) {
+        self.domain = domain
+        self.code = code
+        self.message = message
+    }
+
+    /// The domain, code and message of any error (bridged through `NSError`).
+    public init(_ error: any Error) {
+        let ns = error as NSError
+        self.init(domain: ns.domain, code: ns.code, message: ns.localizedDescription)
+    }
+
+    /// `message (domain code)`.
+    public var description: String { "\(message) (\(domain) \(code))" }
+}
+
+extension FormDataError {
+    /// The `ASINetworkErrorType` number of this error's category, for code that compares with
+    /// ASIHTTPRequest's codes: 1 connection failure, 2 timed out, 3 authentication, 4 cancelled,
+    /// 5 unable to create request, 6 internal error while building, 8 file management,
+    /// 11 compression. Build errors reported directly (without being wrapped) count as 6, 8 or 11.
+    public var asiErrorCode: Int {
+        switch self {
+        case .connectionFailure: return 1
+        case .timedOut: return 2
+        case .authenticationNeeded: return 3
+        case .cancelled: return 4
+        case .unableToCreateRequest, .requestInProgress: return 5
+        case .internalErrorWhileBuilding: return 6
+        case .fileManagement, .temporaryFileFailed: return 8
+        case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
+        case .fileUnwritable: return 8
+        case .fileNotFound, .fileIsDirectory, .fileUnreadable, .fileChanged, .unencodableString,
+            .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision:
+            return 6
+        }
+    }
+
+    /// Wraps a build error in the sending category ASIHTTPRequest used for it.
+    static func whileSending(_ error: FormDataError) -> FormDataError {
+        switch error {
+        case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
+        case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
+        case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
+            .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress:
+            return error
+        default: return .internalErrorWhileBuilding(underlying: error)
+        }
+    }
 }
 
 extension FormDataError: LocalizedError, CustomStringConvertible {
@@ -81,6 +166,24 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "Decompressed data exceeds the limit of \(limit) bytes"
         case .fileUnwritable(let path, let code):
             return "The file at \(path) could not be written: \(Self.systemMessage(code))"
+        case .connectionFailure(let underlying):
+            return "A connection failure occurred: \(underlying)"
+        case .timedOut(let underlying):
+            return "The request timed out: \(underlying)"
+        case .authenticationNeeded(let underlying):
+            return "Authentication needed: \(underlying)"
+        case .cancelled:
+            return "The request was cancelled"
+        case .unableToCreateRequest(let underlying):
+            return "Unable to create request (bad url?): \(underlying)"
+        case .internalErrorWhileBuilding(let underlying):
+            return "Unable to build the request body: \(underlying)"
+        case .fileManagement(let underlying):
+            return "A temporary file could not be managed: \(underlying)"
+        case .compression(let underlying):
+            return "Compression failed: \(underlying)"
+        case .requestInProgress:
+            return "The request is already being sent"
         }
     }
 

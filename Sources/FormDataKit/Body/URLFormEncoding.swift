@@ -2,8 +2,22 @@ import Foundation
 
 /// The `application/x-www-form-urlencoded` escaping ASIHTTPRequest used: only `A–Z a–z 0–9 - . _`
 /// stay as they are; every other byte of the string (in the chosen encoding) becomes `%XX` with
-/// uppercase hex. Space is `%20`, never `+`.
+/// uppercase hex. Space is `%20`, never `+`. The set of bytes kept is a parameter
+/// (``UnescapedBytes``), so the AFNetworking adapter uses the same escaper with its own set.
 package enum URLFormEncoding {
+    /// A set of bytes written unescaped, for escaping rules other than ASIHTTPRequest's.
+    package struct UnescapedBytes: Sendable {
+        /// For each byte value, whether it is written unescaped.
+        fileprivate let table: [Bool]
+
+        /// The bytes of `ascii` (ASCII characters only) stay unescaped.
+        package init(_ ascii: String) {
+            var table = [Bool](repeating: false, count: 256)
+            for byte in ascii.utf8 where byte < 0x80 { table[Int(byte)] = true }
+            self.table = table
+        }
+    }
+
     /// Whether `byte` is written unescaped: `A–Z a–z 0–9 - . _`.
     @inline(__always)
     package static func isUnreserved(_ byte: UInt8) -> Bool {
@@ -17,12 +31,31 @@ package enum URLFormEncoding {
 
     /// Appends the escaped form of `bytes` to `output`.
     package static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        appendEscaped(bytes, to: &output, where: isUnreserved)
+    }
+
+    /// Appends the escaped form of `bytes` to `output`, keeping the bytes in `unescaped`.
+    package static func appendEscaped<Bytes: Sequence>(
+        _ bytes: Bytes, keeping unescaped: UnescapedBytes, to output: inout [UInt8]
+    ) where Bytes.Element == UInt8 {
+        let table = unescaped.table
+        let done: Void? = bytes.withContiguousStorageIfAvailable { appendEscaped($0, to: &output, where: { table[Int($0)] }) }
+        if done == nil {
+            Array(bytes).withUnsafeBufferPointer { appendEscaped($0, to: &output, where: { table[Int($0)] }) }
+        }
+    }
+
+    /// The escaping loop: bytes for which `kept` is true are copied, others become `%XX`.
+    @inline(__always)
+    private static func appendEscaped(
+        _ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8], where kept: (UInt8) -> Bool
+    ) {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: bytes.count * 3))
         let end = output.withUnsafeMutableBufferPointer { out -> Int in
             var index = start
             for byte in bytes {
-                if isUnreserved(byte) {
+                if kept(byte) {
                     out[index] = byte
                     index += 1
                 } else {

@@ -18,6 +18,7 @@ import Logging
 /// files are removed on rebuild and when the request is released.
 public final class FormDataRequest: Sendable {
     let state: Locked<RequestState>
+    let sending = Locked(SendingState())
     private let buildSerializer = Locked<Void>(())
 
     // MARK: - Creating a request

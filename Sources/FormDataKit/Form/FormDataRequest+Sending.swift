@@ -1,0 +1,124 @@
+import Foundation
+
+extension FormDataRequest {
+    // MARK: - Sending
+
+    /// Sends the request and blocks the calling thread until it has finished or failed and every
+    /// delegate method and block has been called (ASIHTTPRequest's `-startSynchronous`). Then
+    /// read ``error``, ``responseStatusCode``, ``responseData``, ``responseString``,
+    /// ``responseHeaders`` and ``responseStatusMessage``.
+    ///
+    /// Safe from any thread, the main thread in top-level code included: the work happens on the
+    /// transport's and the request's own queues, never on the caller's actor.
+    public func startSynchronous() {
+        let done = DispatchSemaphore(value: 0)
+        send { _ in done.signal() }
+        done.wait()
+    }
+
+    /// Starts sending and returns at once (ASIHTTPRequest's `-startAsynchronous`); the delegate
+    /// and the blocks report what happens. The request keeps itself alive until it completes.
+    public func startAsynchronous() {
+        send(nil)
+    }
+
+    /// Sends the request and returns the response. A 404 or 500 is a response, not an error.
+    /// Cancelling the calling task cancels the request.
+    /// - Throws: ``FormDataError`` in the sending categories (``FormDataError/timedOut(underlying:)``,
+    ///   ``FormDataError/cancelled``, ``FormDataError/internalErrorWhileBuilding(underlying:)``…).
+    public func start() async throws(FormDataError) -> FormDataResponse {
+        let result: Result<FormDataResponse, FormDataError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                send { continuation.resume(returning: $0) }
+                if Task.isCancelled { cancel() }
+            }
+        } onCancel: {
+            cancel()
+        }
+        return try result.get()
+    }
+
+    /// Cancels the send in progress; it fails with ``FormDataError/cancelled`` (delegate
+    /// `requestFailed`, ``failedBlock``) and its temporary files are removed. No effect when idle.
+    public func cancel() {
+        let task: (any TransportTask)? = sending.withLock { state in
+            guard state.inFlight else { return nil }
+            state.cancelRequested = true
+            return state.currentTask
+        }
+        task?.cancel()
+    }
+
+    /// Starts one send; `completion` runs after the last callback.
+    func send(_ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+        let claimed = sending.withLock { state -> Bool in
+            guard !state.inFlight else { return false }
+            state.inFlight = true
+            state.resetResults()
+            // Completed first: corelibs' Progress traps on some total/completed transitions.
+            state.uploadProgress.completedUnitCount = 0
+            return true
+        }
+        guard claimed else {
+            completion?(.failure(.requestInProgress))
+            return
+        }
+        let context = SendContext(request: self, completion: completion)
+        context.queue.async { context.begin() }
+    }
+
+    /// Builds what the transport sends from the current state (after a successful build).
+    func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
+        let settings = sending.withLock { ($0.timeOutSeconds, $0.allowCompressedResponse, $0.userAgentString, $0.username, $0.password) }
+        let (timeout, allowCompressed, userAgent, username, password) = settings
+        return state.withLock { state in
+            guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                state.url.host != nil
+            else {
+                return .failure(.unableToCreateRequest(underlying: UnderlyingError(
+                    domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
+            }
+            var headers: [(name: String, value: String)] = state.requestHeaders
+                .filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
+                .sorted { $0.key < $1.key }
+                .map { (name: $0.key, value: $0.value) }
+            func has(_ name: String) -> Bool {
+                headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            }
+            if !has("Accept-Encoding") {
+                headers.append((name: "Accept-Encoding", value: allowCompressed ? "gzip" : "identity"))
+            }
+            if !has("User-Agent") {
+                headers.append((name: "User-Agent", value: userAgent ?? Self.defaultUserAgentString))
+            }
+            if !has("Authorization"), let username {
+                headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
+            }
+            let body: TransportRequest.Body
+            var file: TemporaryFile?
+            switch state.built?.payload ?? .none {
+            case .none:
+                body = .none
+            case .memory(let data):
+                body = .data(data)
+            case .file(let payloadFile):
+                body = .file(path: payloadFile.path, length: state.built?.postLength ?? 0)
+                file = payloadFile
+            }
+            let request = TransportRequest(
+                url: state.url, method: state.requestMethod, headers: headers, body: body,
+                timeoutInterval: timeout)
+            return .success((request, file))
+        }
+    }
+
+    /// Removes the temporary body file of the last send and forgets the built body it belonged
+    /// to (ASIHTTPRequest's `removeTemporaryUploadFile`); the next send builds it again.
+    func releaseSentBody(_ file: TemporaryFile?) {
+        guard let file else { return }
+        file.remove()
+        state.withLock { state in
+            if case .file(let current)? = state.built?.payload, current === file { state.built = nil }
+        }
+    }
+}

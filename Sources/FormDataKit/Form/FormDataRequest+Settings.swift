@@ -1,0 +1,148 @@
+import Foundation
+
+extension FormDataRequest {
+    // MARK: - Sending settings
+
+    /// The default for ``timeOutSeconds``: 10 seconds, as in ASIHTTPRequest.
+    public static let defaultTimeOutSeconds: TimeInterval = 10
+
+    /// The `User-Agent` sent when ``userAgentString`` is nil: `<process name> (FormDataKit)`.
+    public static var defaultUserAgentString: String {
+        "\(ProcessInfo.processInfo.processName) (FormDataKit)"
+    }
+
+    /// Seconds without any byte sent or received before the request fails with
+    /// ``FormDataError/timedOut(underlying:)``; 10 by default; 0 or less turns the timeout off.
+    public var timeOutSeconds: TimeInterval {
+        get { sending.withLock { $0.timeOutSeconds } }
+        set { sending.withLock { $0.timeOutSeconds = newValue } }
+    }
+
+    /// How many times a timed-out request is sent again (the same body; a spooled body file is
+    /// kept until the last try); 0 by default.
+    public var numberOfTimesToRetryOnTimeout: Int {
+        get { sending.withLock { $0.numberOfTimesToRetryOnTimeout } }
+        set { sending.withLock { $0.numberOfTimesToRetryOnTimeout = max(0, newValue) } }
+    }
+
+    /// How many times the last send was retried after a timeout.
+    public var retryCount: Int { sending.withLock { $0.retryCount } }
+
+    /// The user name for HTTP Basic authentication. When set (with ``password``) and no
+    /// `Authorization` header is set, the credentials are sent with the first request
+    /// (pre-emptively, as ASIHTTPRequest did with the Basic scheme), so a body is sent once.
+    public var username: String? {
+        get { sending.withLock { $0.username } }
+        set { sending.withLock { $0.username = newValue } }
+    }
+
+    /// The password for HTTP Basic authentication (see ``username``).
+    public var password: String? {
+        get { sending.withLock { $0.password } }
+        set { sending.withLock { $0.password = newValue } }
+    }
+
+    /// Sets `Authorization: Basic <base64(username:password)>` on the request headers.
+    public func addBasicAuthenticationHeader(withUsername username: String, andPassword password: String) {
+        addRequestHeader("Authorization", value: Self.basicAuthorization(username: username, password: password))
+    }
+
+    /// Whether to ask for a gzip-compressed response (`Accept-Encoding: gzip`) and inflate it;
+    /// true by default. When false, `Accept-Encoding: identity` is sent.
+    public var allowCompressedResponse: Bool {
+        get { sending.withLock { $0.allowCompressedResponse } }
+        set { sending.withLock { $0.allowCompressedResponse = newValue } }
+    }
+
+    /// The `User-Agent` header; nil sends ``defaultUserAgentString``. A `User-Agent` in
+    /// ``requestHeaders`` wins over both.
+    public var userAgentString: String? {
+        get { sending.withLock { $0.userAgentString } }
+        set { sending.withLock { $0.userAgentString = newValue } }
+    }
+
+    /// What sends the request; ``URLSessionTransport/shared`` by default.
+    public var transport: any FormDataTransport {
+        get { sending.withLock { $0.transport } ?? URLSessionTransport.shared }
+        set { sending.withLock { $0.transport = newValue } }
+    }
+
+    // MARK: - Callbacks
+
+    /// The delegate, held weakly (see ``FormDataRequestDelegate`` for order and threads).
+    public var delegate: (any FormDataRequestDelegate)? {
+        get { sending.withLock { $0.delegate.value } }
+        set { sending.withLock { $0.delegate.value = newValue } }
+    }
+
+    /// Called when the request starts (after ``FormDataRequestDelegate/requestStarted(_:)``).
+    public var startedBlock: (@Sendable () -> Void)? {
+        get { sending.withLock { $0.startedBlock } }
+        set { sending.withLock { $0.startedBlock = newValue } }
+    }
+
+    /// Called when the request finishes with a response (after the delegate's `requestFinished`).
+    public var completionBlock: (@Sendable () -> Void)? {
+        get { sending.withLock { $0.completionBlock } }
+        set { sending.withLock { $0.completionBlock = newValue } }
+    }
+
+    /// Called when the request fails (after the delegate's `requestFailed`); see ``error``.
+    public var failedBlock: (@Sendable () -> Void)? {
+        get { sending.withLock { $0.failedBlock } }
+        set { sending.withLock { $0.failedBlock = newValue } }
+    }
+
+    /// Called as the body goes out with the bytes sent since the last call and the body's total
+    /// length (ASIHTTPRequest's `bytesSentBlock(size, total)`). The sizes add up to the total.
+    public var bytesSentBlock: (@Sendable (_ sent: UInt64, _ total: UInt64) -> Void)? {
+        get { sending.withLock { $0.bytesSentBlock } }
+        set { sending.withLock { $0.bytesSentBlock = newValue } }
+    }
+
+    // MARK: - Results
+
+    /// Upload progress of the current or last send, in bytes of the body (counted from the
+    /// transport's send callbacks). Reaches exactly 1.0 when the request finishes; reset to 0 when
+    /// a send starts or is retried.
+    public var uploadProgress: Progress { sending.withLock { $0.uploadProgress } }
+
+    /// Body bytes sent by the current or last send.
+    public var totalBytesSent: UInt64 { sending.withLock { $0.totalBytesSent } }
+
+    /// Why the last send failed; nil after a success (a 404 or 500 is a success).
+    public var error: FormDataError? { sending.withLock { $0.error } }
+
+    /// The status code of the last response; 0 until response headers arrive.
+    public var responseStatusCode: Int { sending.withLock { $0.responseStatusCode } }
+
+    /// The status line of the last response, e.g. `HTTP/1.1 404 Not Found`; nil before a response.
+    public var responseStatusMessage: String? {
+        sending.withLock { state in
+            state.responseStatusCode == 0
+                ? nil
+                : TransportResponseHead(statusCode: state.responseStatusCode, headers: [:]).statusLine
+        }
+    }
+
+    /// The headers of the last response; nil before a response.
+    public var responseHeaders: [String: String]? { sending.withLock { $0.responseHeaders } }
+
+    /// The body of the last response (inflated when it came gzip-compressed); nil before one.
+    public var responseData: Data? { sending.withLock { $0.responseData } }
+
+    /// The body of the last response as text, decoded with the response's `charset`, or
+    /// ISO-8859-1 when it names none (ASIHTTPRequest's default); nil before a response.
+    public var responseString: String? {
+        let (data, headers) = sending.withLock { ($0.responseData, $0.responseHeaders) }
+        guard let data else { return nil }
+        return FormDataResponse(statusCode: 0, headers: headers ?? [:], body: data).string
+    }
+
+    /// Whether a send is in progress.
+    public var isExecuting: Bool { sending.withLock { $0.inFlight } }
+
+    static func basicAuthorization(username: String, password: String) -> String {
+        "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()
+    }
+}

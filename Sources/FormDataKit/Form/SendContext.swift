@@ -1,0 +1,206 @@
+import Foundation
+
+/// One send of a ``FormDataRequest``: runs the attempts (retries after timeouts), turns transport
+/// events into state changes and ordered callbacks on its serial ``queue``.
+final class SendContext: TransportObserver, @unchecked Sendable {
+    // `@unchecked`: the mutable fields below are touched only under `lock`.
+    let request: FormDataRequest
+    let queue = DispatchQueue(label: "FormDataKit.FormDataRequest.callbacks")
+    private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
+    private let lock = NSLock()
+    private var transportRequest: TransportRequest?
+    private var bodyFile: TemporaryFile?
+    private var reportedBytes: Int64 = 0
+    private var finished = false
+
+    /// The length of the body being sent (0 before the build).
+    private var bodyLength: UInt64 { locked { transportRequest?.body.length ?? 0 } }
+
+    init(request: FormDataRequest, completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+        self.request = request
+        self.completion = completion
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    /// Builds the body, reports the start and sends the first attempt. Runs on ``queue``.
+    func begin() {
+        if request.sending.withLock({ $0.cancelRequested }) {
+            finish(.failure(.cancelled))
+            return
+        }
+        do {
+            try request.buildPostBody()
+        } catch let error as FormDataError {
+            finish(.failure(.whileSending(error)))
+            return
+        } catch {
+            // buildPostBody only throws FormDataError; anything else is reported as a connection-
+            // independent creation failure rather than dropped.
+            finish(.failure(.unableToCreateRequest(underlying: UnderlyingError(error))))
+            return
+        }
+        let prepared: (TransportRequest, TemporaryFile?)
+        switch request.makeTransportRequest() {
+        case .failure(let error):
+            finish(.failure(error))
+            return
+        case .success(let value):
+            prepared = value
+        }
+        locked {
+            transportRequest = prepared.0
+            bodyFile = prepared.1
+        }
+        // Never 0: an empty body counts as one unit, completed when the request finishes.
+        let total = max(1, Int64(clamping: prepared.0.body.length))
+        let (delegate, started) = request.sending.withLock { state in
+            state.uploadProgress.completedUnitCount = 0
+            state.uploadProgress.totalUnitCount = total
+            return (state.delegate.value, state.startedBlock)
+        }
+        delegate?.requestStarted(request)
+        started?()
+        attempt()
+    }
+
+    /// Hands the request to the transport (again, after a timeout).
+    private func attempt() {
+        guard let transportRequest = locked({ transportRequest }) else { return }
+        let transport = request.transport
+        let task = transport.start(transportRequest, observer: self)
+        let cancelNow = request.sending.withLock { state -> Bool in
+            state.currentTask = task
+            return state.cancelRequested
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    // MARK: - TransportObserver
+
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
+        let increment: Int64 = locked {
+            guard !finished, totalBytesSent > reportedBytes else { return 0 }
+            defer { reportedBytes = totalBytesSent }
+            return totalBytesSent - reportedBytes
+        }
+        guard increment > 0 else { return }
+        reportProgress(increment)
+    }
+
+    func transportDidReceiveResponse(_ head: TransportResponseHead) {
+        let delegate = request.sending.withLock { state in
+            state.responseStatusCode = head.statusCode
+            state.responseHeaders = head.headers
+            return state.delegate.value
+        }
+        let request = self.request
+        queue.async { delegate?.request(request, didReceiveResponseHeaders: head.headers) }
+    }
+
+    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
+        if case .failure(.timedOut) = result {
+            let retry = request.sending.withLock { state -> Bool in
+                guard !state.cancelRequested, state.retryCount < state.numberOfTimesToRetryOnTimeout else { return false }
+                state.retryCount += 1
+                state.currentTask = nil
+                return true
+            }
+            if retry {
+                let sentSoFar: Int64 = locked {
+                    defer { reportedBytes = 0 }
+                    return reportedBytes
+                }
+                resetProgress(removing: sentSoFar)
+                queue.async { self.attempt() }
+                return
+            }
+        }
+        var result = result
+        if case .failure = result, request.sending.withLock({ $0.cancelRequested }) {
+            result = .failure(.cancelled)
+        }
+        finish(result)
+    }
+
+    // MARK: - Progress
+
+    private func reportProgress(_ increment: Int64) {
+        let (delegate, block, total) = request.sending.withLock { state in
+            state.totalBytesSent += UInt64(increment)
+            let progress = state.uploadProgress
+            progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.totalBytesSent))
+            return (state.delegate.value, state.bytesSentBlock, self.bodyLength)
+        }
+        let request = self.request
+        queue.async {
+            delegate?.request(request, didSendBytes: increment)
+            block?(UInt64(increment), total)
+        }
+    }
+
+    private func resetProgress(removing sentSoFar: Int64) {
+        let delegate = request.sending.withLock { state in
+            state.totalBytesSent = 0
+            state.uploadProgress.completedUnitCount = 0
+            return state.delegate.value
+        }
+        guard sentSoFar > 0 else { return }
+        let request = self.request
+        queue.async { delegate?.request(request, didSendBytes: -sentSoFar) }
+    }
+
+    // MARK: - Completion
+
+    /// Records the outcome, removes the temporary body file, and reports finished or failed.
+    private func finish(_ result: Result<FormDataResponse, FormDataError>) {
+        let alreadyFinished: Bool = locked {
+            defer { finished = true }
+            return finished
+        }
+        guard !alreadyFinished else { return }
+        if case .success = result {
+            // Count bytes the transport sent without reporting them (tiny bodies), so the
+            // increments add up to the body length and progress ends at exactly 1.0.
+            let total = locked { transportRequest?.body.length ?? 0 }
+            let reported = UInt64(max(0, locked { reportedBytes }))
+            if total > reported {
+                locked { reportedBytes = Int64(total) }
+                reportProgress(Int64(total - reported))
+            }
+        }
+        request.releaseSentBody(locked { bodyFile })
+        locked { bodyFile = nil }
+        let (delegate, block) = request.sending.withLock { state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?) in
+            let progress = state.uploadProgress
+            switch result {
+            case .success(let response):
+                state.error = nil
+                state.responseStatusCode = response.statusCode
+                state.responseHeaders = response.headers
+                state.responseData = response.body
+                progress.completedUnitCount = progress.totalUnitCount
+            case .failure(let error):
+                state.error = error
+            }
+            state.inFlight = false
+            state.currentTask = nil
+            if case .success = result { return (state.delegate.value, state.completionBlock) }
+            return (state.delegate.value, state.failedBlock)
+        }
+        let request = self.request
+        let completion = self.completion
+        queue.async {
+            switch result {
+            case .success: delegate?.requestFinished(request)
+            case .failure: delegate?.requestFailed(request)
+            }
+            block?()
+            completion?(result)
+        }
+    }
+}

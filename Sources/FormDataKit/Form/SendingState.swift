@@ -1,0 +1,53 @@
+import Foundation
+
+/// Everything about sending a ``FormDataRequest``: settings, callbacks, the send in flight and
+/// the results. Guarded by the request's `sending` lock.
+struct SendingState {
+    /// A weak reference to the delegate (ASIHTTPRequest did not retain its delegate).
+    struct WeakDelegate {
+        weak var value: (any FormDataRequestDelegate)?
+    }
+
+    // Settings
+    var timeOutSeconds: TimeInterval = FormDataRequest.defaultTimeOutSeconds
+    var numberOfTimesToRetryOnTimeout = 0
+    var username: String?
+    var password: String?
+    var allowCompressedResponse = true
+    var userAgentString: String?
+    /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
+    var transport: (any FormDataTransport)?
+
+    // Callbacks
+    var delegate = WeakDelegate()
+    var startedBlock: (@Sendable () -> Void)?
+    var completionBlock: (@Sendable () -> Void)?
+    var failedBlock: (@Sendable () -> Void)?
+    var bytesSentBlock: (@Sendable (UInt64, UInt64) -> Void)?
+
+    // The send in flight
+    var inFlight = false
+    var cancelRequested = false
+    var currentTask: (any TransportTask)?
+    let uploadProgress = Progress(totalUnitCount: 0)
+
+    // Results
+    var retryCount = 0
+    var totalBytesSent: UInt64 = 0
+    var error: FormDataError?
+    var responseStatusCode = 0
+    var responseHeaders: [String: String]?
+    var responseData: Data?
+
+    /// Clears the results of an earlier send.
+    mutating func resetResults() {
+        retryCount = 0
+        totalBytesSent = 0
+        error = nil
+        responseStatusCode = 0
+        responseHeaders = nil
+        responseData = nil
+        cancelRequested = false
+        currentTask = nil
+    }
+}

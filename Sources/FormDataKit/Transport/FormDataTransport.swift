@@ -1,0 +1,117 @@
+import Foundation
+
+/// Something that sends one HTTP request and reports what happens, by callbacks.
+///
+/// ``FormDataRequest`` builds a ``TransportRequest`` and hands it to its transport;
+/// ``URLSessionTransport`` (FoundationNetworking's `URLSession`) is the default. Callbacks are
+/// plain functions rather than `async` so that ``FormDataRequest/startSynchronous()`` can block
+/// any thread — including the main thread in top-level code — without deadlocking.
+public protocol FormDataTransport: Sendable {
+    /// Starts sending `request` and reports its progress, response head and completion to
+    /// `observer`. `observer` is called on the transport's own threads, one call at a time per
+    /// request; ``TransportObserver/transportDidComplete(_:)`` is called exactly once, last.
+    /// - Returns: a handle that cancels the send.
+    func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask
+}
+
+/// A send in flight, returned by ``FormDataTransport/start(_:observer:)``.
+public protocol TransportTask: Sendable {
+    /// Cancels the send; the observer then completes with ``FormDataError/cancelled``
+    /// (unless the send already finished).
+    func cancel()
+}
+
+/// Receives what happens to one send. Calls for one send never overlap.
+public protocol TransportObserver: Sendable {
+    /// Body bytes went out: `bytesSent` just now, `totalBytesSent` so far, of `totalBytesExpected`
+    /// (0 when the transport does not know).
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64)
+    /// The response head arrived (before the body).
+    func transportDidReceiveResponse(_ head: TransportResponseHead)
+    /// The send ended: the complete response, or the error (already in ``FormDataError``'s
+    /// sending categories).
+    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>)
+}
+
+/// What a transport sends: everything is resolved (headers final, body built).
+public struct TransportRequest: Sendable, Equatable {
+    /// Where the body comes from.
+    public enum Body: Sendable, Equatable {
+        /// No body.
+        case none
+        /// A body held in memory (sent with its exact `Content-Length`).
+        case data(Data)
+        /// A body in a file, streamed from disk with the file's size as `Content-Length`.
+        case file(path: String, length: UInt64)
+
+        /// The number of bytes the body has.
+        public var length: UInt64 {
+            switch self {
+            case .none: return 0
+            case .data(let data): return UInt64(data.count)
+            case .file(_, let length): return length
+            }
+        }
+    }
+
+    /// The URL to send to.
+    public var url: URL
+    /// The HTTP method.
+    public var method: String
+    /// Header fields, in the order they are set. `Content-Length` is never among them: the
+    /// transport derives it from the body.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+    /// Seconds without any bytes sent or received before the send fails with
+    /// ``FormDataError/timedOut(underlying:)``; 0 or less means no timeout.
+    public var timeoutInterval: TimeInterval
+
+    /// A request with all its parts.
+    public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeoutInterval = timeoutInterval
+    }
+
+    /// The value of header `name` (compared case-insensitively), or nil.
+    public func header(_ name: String) -> String? {
+        headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Requests are equal when every part is equal (headers in order).
+    public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
+            && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.headers.map(\.name) == rhs.headers.map(\.name)
+            && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+/// The head of a response: status and headers.
+public struct TransportResponseHead: Sendable, Equatable {
+    /// The HTTP status code.
+    public var statusCode: Int
+    /// The response headers (names as the server sent them; a repeated name is joined with `, `).
+    public var headers: [String: String]
+
+    /// A head with `statusCode` and `headers`.
+    public init(statusCode: Int, headers: [String: String]) {
+        self.statusCode = statusCode
+        self.headers = headers
+    }
+
+    /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`.
+    /// The reason phrase is the standard one for the code (URLSession does not expose the server's).
+    public var statusLine: String {
+        let reason = HTTPReasonPhrase.phrase(for: statusCode)
+        return reason.isEmpty ? "HTTP/1.1 \(statusCode)" : "HTTP/1.1 \(statusCode) \(reason)"
+    }
+
+    /// The value of header `name`, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}

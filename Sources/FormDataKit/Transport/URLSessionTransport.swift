@@ -1,0 +1,188 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends requests with one long-lived `URLSession` (FoundationNetworking on Linux).
+///
+/// - A body in a file goes out with `uploadTask(with:fromFile:)`: streamed from disk with the
+///   file's exact size as `Content-Length`, no `Expect: 100-continue` stall, bounded memory.
+/// - A body in memory goes out with `uploadTask(with:from:)`; no body, with a data task.
+/// - Stream bodies are never used: on Linux they are always chunked, and a `Content-Length`
+///   set with them is sent as well (swift-corelibs-foundation#4818), which servers reject.
+/// - Progress comes from `urlSession(_:task:didSendBodyData:…)`, not `task.progress` (broken
+///   for uploads on Linux).
+///
+/// Keep one transport (``shared``) for the life of the process: creating and invalidating
+/// sessions per request is where FoundationNetworking's teardown races live.
+public final class URLSessionTransport: FormDataTransport {
+    /// The transport every ``FormDataRequest`` uses unless told otherwise.
+    public static let shared = URLSessionTransport()
+
+    /// A timeout long enough to mean "none" (7 days), for ``TransportRequest/timeoutInterval`` ≤ 0.
+    static let noTimeout: TimeInterval = 7 * 24 * 3600
+
+    private let session: URLSession
+    private let router: SessionDelegate
+
+    /// A transport with its own session: ephemeral (no cookies, cache or credentials stored),
+    /// following redirects, with its callbacks on a private serial queue.
+    public init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Self.noTimeout
+        configuration.timeoutIntervalForResource = Self.noTimeout
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.urlCredentialStorage = nil
+        let queue = OperationQueue()
+        queue.name = "FormDataKit.URLSessionTransport"
+        queue.maxConcurrentOperationCount = 1
+        let router = SessionDelegate()
+        self.router = router
+        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+
+    /// Starts `request` on the session; see ``FormDataTransport/start(_:observer:)``.
+    public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = request.timeoutInterval > 0 ? request.timeoutInterval : Self.noTimeout
+        for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+            urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
+        }
+        let task: URLSessionTask
+        switch request.body {
+        case .none:
+            task = session.dataTask(with: urlRequest)
+        case .data(let data):
+            task = session.uploadTask(with: urlRequest, from: data)
+        case .file(let path, _):
+            task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: path))
+        }
+        var bodyPath: String?
+        if case .file(let path, _) = request.body { bodyPath = path }
+        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath)
+        task.resume()
+        return URLSessionTransportTask(task: task)
+    }
+}
+
+/// A URLSession task as a ``TransportTask``.
+struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
+    // `@unchecked`: URLSessionTask is thread-safe for `cancel()`.
+    let task: URLSessionTask
+
+    func cancel() { task.cancel() }
+}
+
+/// The session's delegate: routes each task's callbacks to its observer and collects its body.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // `@unchecked`: `tasks` is only touched under its lock.
+    private final class TaskRecord {
+        let observer: any TransportObserver
+        let expectedBodyLength: Int64
+        let bodyPath: String?
+        var head: TransportResponseHead?
+        var body = Data()
+        var challenged: URLAuthenticationChallenge?
+
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
+            self.observer = observer
+            self.expectedBodyLength = expectedBodyLength
+            self.bodyPath = bodyPath
+        }
+    }
+
+    private let tasks = Locked<[Int: TaskRecord]>([:])
+
+    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
+        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath)
+        tasks.withLock { $0[task.taskIdentifier] = record }
+    }
+
+    private func record(for task: URLSessionTask) -> TaskRecord? {
+        tasks.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        guard let record = record(for: task) else { return }
+        let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : record.expectedBodyLength
+        record.observer.transportDidSendBodyData(
+            bytesSent: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpected: expected)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        if let record = record(for: dataTask), let http = response as? HTTPURLResponse {
+            let head = TransportResponseHead(statusCode: http.statusCode, headers: Self.headers(of: http))
+            record.head = head
+            record.observer.transportDidReceiveResponse(head)
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        record(for: dataTask)?.body.append(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        // Credentials go out pre-emptively (Authorization header); a challenge means they were
+        // missing or wrong. URLSession can only fail the task here (default handling stalls on
+        // Linux), so the failure is reported as "authentication needed".
+        record(for: task)?.challenged = challenge
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let result: Result<FormDataResponse, FormDataError>
+        if let challenge = record.challenged, error != nil {
+            let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
+            result = .failure(.authenticationNeeded(underlying: UnderlyingError(
+                domain: "HTTP", code: status,
+                message: TransportResponseHead(statusCode: status, headers: [:]).statusLine)))
+        } else if let error {
+            result = .failure(Self.map(error, bodyPath: record.bodyPath))
+        } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
+            TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
+        }) {
+            result = ResponseInflation.response(head: head, body: record.body)
+        } else {
+            result = .failure(.connectionFailure(underlying: UnderlyingError(
+                domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))
+        }
+        record.observer.transportDidComplete(result)
+    }
+
+    static func headers(of response: HTTPURLResponse) -> [String: String] {
+        var headers: [String: String] = [:]
+        for (key, value) in response.allHeaderFields {
+            headers[String(describing: key)] = String(describing: value)
+        }
+        return headers
+    }
+
+    /// Maps a URLSession error onto ASIHTTPRequest's categories.
+    static func map(_ error: any Error, bodyPath: String?) -> FormDataError {
+        let underlying = UnderlyingError(error)
+        guard underlying.domain == NSURLErrorDomain else { return .connectionFailure(underlying: underlying) }
+        switch underlying.code {
+        case NSURLErrorTimedOut:
+            return .timedOut(underlying: underlying)
+        case NSURLErrorCancelled:
+            return .cancelled
+        case NSURLErrorUserAuthenticationRequired, NSURLErrorUserCancelledAuthentication:
+            return .authenticationNeeded(underlying: underlying)
+        case NSURLErrorBadURL, NSURLErrorUnsupportedURL:
+            return .unableToCreateRequest(underlying: underlying)
+        case NSURLErrorFileDoesNotExist, NSURLErrorNoPermissionsToReadFile, NSURLErrorFileIsDirectory:
+            let code: Int32 = underlying.code == NSURLErrorFileDoesNotExist ? ENOENT
+                : underlying.code == NSURLErrorFileIsDirectory ? EISDIR : EACCES
+            return .fileManagement(underlying: .temporaryFileFailed(path: bodyPath ?? "", operation: "read body", errno: code))
+        default:
+            return .connectionFailure(underlying: underlying)
+        }
+    }
+}

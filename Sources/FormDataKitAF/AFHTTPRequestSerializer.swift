@@ -1,0 +1,206 @@
+import FormDataKit
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Builds `URLRequest`s the way AFNetworking's `AFHTTPRequestSerializer` did: default headers,
+/// parameters as a query string (GET, HEAD, DELETE) or as an `application/x-www-form-urlencoded`
+/// body, and multipart/form-data requests (see ``multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)``).
+///
+/// ```swift
+/// let serializer = AFHTTPRequestSerializer.serializer()
+/// serializer.setValue("secret", forHTTPHeaderField: "X-Token")
+/// let request = try serializer.request(withMethod: "POST", urlString: "https://example.com/form",
+///                                      parameters: ["key": "value"])
+/// // body "key=value", Content-Type application/x-www-form-urlencoded
+/// ```
+///
+/// Safe to share across threads: every setting is guarded by one lock (AFNetworking's KVO
+/// property tracking was not). ``copy()`` copies every setting.
+open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendable {
+    /// A query-string block: given the original request and the parameters, returns the query
+    /// string (used raw, not escaped) or throws to fail the request.
+    public typealias QueryStringSerialization = @Sendable (URLRequest, Any) throws -> String?
+
+    let settings: Locked<AFSerializerSettings>
+
+    /// A serializer with the default headers (`Accept-Language`; `User-Agent` on macOS), UTF-8,
+    /// and parameters in the URI for GET, HEAD and DELETE.
+    public required init() {
+        settings = Locked(AFSerializerSettings(headers: AFDefaultHeaders.make()))
+    }
+
+    /// A new serializer (AFNetworking's `+serializer`).
+    open class func serializer() -> Self { Self.init() }
+
+    /// A copy with every setting of this serializer: headers, encoding, request properties, URI
+    /// methods, query style or block, and the subclass's options. (AFNetworking's copy lost the
+    /// encoding, the URI methods and the request properties.)
+    public func copy() -> Self {
+        let copy = Self.init()
+        let current = settings.current
+        copy.settings.withLock { $0 = current }
+        return copy
+    }
+
+    // MARK: - Settings
+
+    /// The encoding of url-encoded bodies and of multipart parameter values; UTF-8 by default.
+    public var stringEncoding: String.Encoding {
+        get { settings.withLock { $0.stringEncoding } }
+        set { settings.withLock { $0.stringEncoding = newValue } }
+    }
+
+    /// When set, every request made by ``request(withMethod:urlString:parameters:)`` gets this
+    /// `allowsCellularAccess`; nil (the default) leaves the request's own default.
+    public var allowsCellularAccess: Bool? {
+        get { settings.withLock { $0.allowsCellularAccess } }
+        set { settings.withLock { $0.allowsCellularAccess = newValue } }
+    }
+
+    /// When set, every request made gets this cache policy; nil leaves the request's default.
+    public var cachePolicy: URLRequest.CachePolicy? {
+        get { settings.withLock { $0.cachePolicy } }
+        set { settings.withLock { $0.cachePolicy = newValue } }
+    }
+
+    /// When set, every request made gets this `httpShouldHandleCookies`; nil leaves the default.
+    public var httpShouldHandleCookies: Bool? {
+        get { settings.withLock { $0.httpShouldHandleCookies } }
+        set { settings.withLock { $0.httpShouldHandleCookies = newValue } }
+    }
+
+    /// When set, every request made gets this `httpShouldUsePipelining`; nil leaves the default
+    /// (which is `true` on Linux, `false` on Apple platforms).
+    public var httpShouldUsePipelining: Bool? {
+        get { settings.withLock { $0.httpShouldUsePipelining } }
+        set { settings.withLock { $0.httpShouldUsePipelining = newValue } }
+    }
+
+    /// When set, every request made gets this network service type; nil leaves the default.
+    public var networkServiceType: URLRequest.NetworkServiceType? {
+        get { settings.withLock { $0.networkServiceType } }
+        set { settings.withLock { $0.networkServiceType = newValue } }
+    }
+
+    /// When set, every request made gets this timeout; nil leaves the default (60 s).
+    public var timeoutInterval: TimeInterval? {
+        get { settings.withLock { $0.timeoutInterval } }
+        set { settings.withLock { $0.timeoutInterval = newValue } }
+    }
+
+    /// The methods whose parameters go into the URL's query instead of the body; `GET`, `HEAD`
+    /// and `DELETE` by default. Entries must be uppercase (the request's method is uppercased).
+    public var httpMethodsEncodingParametersInURI: Set<String> {
+        get { settings.withLock { $0.methodsEncodingParametersInURI } }
+        set { settings.withLock { $0.methodsEncodingParametersInURI = newValue } }
+    }
+
+    /// A fixed multipart boundary for every multipart request (for byte-exact tests and
+    /// pre-built bodies); nil (the default) makes a new random `Boundary+XXXXXXXXXXXXXXXX` per
+    /// request, as AFNetworking did. A FormDataKit addition.
+    public var multipartBoundary: String? {
+        get { settings.withLock { $0.multipartBoundary } }
+        set { settings.withLock { $0.multipartBoundary = newValue } }
+    }
+
+    // MARK: - Headers
+
+    /// A snapshot of the headers applied to every request (names exactly as set).
+    public var httpRequestHeaders: [String: String] { settings.withLock { $0.headers } }
+
+    /// Sets the default header `field` to `value`; nil removes it. Names are kept as given
+    /// (case-sensitive), as in AFNetworking.
+    public func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        settings.withLock { $0.headers[field] = value }
+    }
+
+    /// The default header stored under exactly `field`, or nil.
+    public func value(forHTTPHeaderField field: String) -> String? {
+        settings.withLock { $0.headers[field] }
+    }
+
+    /// Sets `Authorization: Basic <base64 of "username:password" in UTF-8>`.
+    public func setAuthorizationHeaderFieldWithUsername(_ username: String, password: String) {
+        let token = Data("\(username):\(password)".utf8).base64EncodedString()
+        setValue("Basic \(token)", forHTTPHeaderField: "Authorization")
+    }
+
+    /// Removes the `Authorization` header.
+    public func clearAuthorizationHeader() {
+        setValue(nil, forHTTPHeaderField: "Authorization")
+    }
+
+    // MARK: - Query string serialization
+
+    /// Uses the built-in flattening `style` and removes any query-string block.
+    public func setQueryStringSerializationWith(_ style: AFHTTPRequestQueryStringSerializationStyle) {
+        settings.withLock {
+            $0.queryStringStyle = style
+            $0.queryStringBlock = nil
+        }
+    }
+
+    /// Uses `block` to make query strings (nil returns to the built-in style). The block is called
+    /// for every non-nil parameters value, an empty dictionary included; what it throws is
+    /// thrown by the request method unchanged.
+    public func setQueryStringSerializationWith(_ block: QueryStringSerialization?) {
+        settings.withLock { $0.queryStringBlock = block }
+    }
+
+    // MARK: - Building requests
+
+    /// A `method` request to `urlString` (parsed as `NSURL` parses it; relative strings are
+    /// allowed) with the request properties that were set, the default headers, and `parameters`
+    /// encoded by ``request(bySerializingRequest:withParameters:)``.
+    ///
+    /// - Throws: ``AFURLRequestSerializationError/invalidURLString(_:)`` for a string that is not
+    ///   a URL, and whatever serializing the parameters throws.
+    open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
+        guard let url = NSURL(string: urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
+        var request = URLRequest(url: url as URL)
+        request.httpMethod = method
+        settings.current.applyRequestProperties(to: &request)
+        return try self.request(bySerializingRequest: request, withParameters: parameters)
+    }
+
+    /// `request` with the default headers it lacks and `parameters` encoded: appended to the URL's
+    /// query for the methods in ``httpMethodsEncodingParametersInURI``, otherwise as the body
+    /// (`application/x-www-form-urlencoded` unless a Content-Type is set; an empty body for nil
+    /// parameters).
+    open func request(bySerializingRequest request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
+        let current = settings.current
+        var result = current.withDefaultHeaders(request)
+        var query: String?
+        if let parameters {
+            if let block = current.queryStringBlock {
+                query = try block(request, parameters)
+            } else {
+                switch current.queryStringStyle {
+                case .defaultStyle: query = AFQueryString.make(from: parameters)
+                }
+            }
+        }
+        if current.encodesParametersInURI(request) {
+            if let query, !query.isEmpty, let url = result.url {
+                let separator = NSURL(string: url.absoluteString)?.query != nil ? "&" : "?"
+                let combined = url.absoluteString + separator + query
+                guard let newURL = NSURL(string: combined) else {
+                    throw AFURLRequestSerializationError.invalidURLString(combined)
+                }
+                result.url = newURL as URL
+            }
+        } else {
+            let body = query ?? ""
+            if result.value(forHTTPHeaderField: "Content-Type") == nil {
+                result.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            }
+            guard let data = body.data(using: current.stringEncoding, allowLossyConversion: false) else {
+                throw FormDataError.unencodableString(field: "(query string)", role: .value, encoding: current.stringEncoding)
+            }
+            result.httpBody = data
+        }
+        return result
+    }
+}

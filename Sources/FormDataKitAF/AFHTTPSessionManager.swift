@@ -1,0 +1,292 @@
+import FormDataKit
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends requests built by a request serializer and decodes responses with a response
+/// serializer, with AFNetworking 4.x's `AFHTTPSessionManager` API: relative paths resolved
+/// against ``baseURL`` as `NSURL` resolves them, `get`/`head`/`post`/`put`/`patch`/`delete`
+/// with `headers:`, `progress:`, `success:` and `failure:` (and the 3.x shapes without `headers:`).
+///
+/// ```swift
+/// let manager = AFHTTPSessionManager(baseURL: URL(string: "https://api.example.com/v1/"))
+/// manager.post("upload", parameters: ["key": "value"], headers: nil, constructingBodyWith: { form in
+///     try form.appendPart(withFileURL: URL(fileURLWithPath: "/tmp/photo.jpg"), name: "photo")
+/// }, progress: nil, success: { task, response in print(response ?? "") },
+///    failure: { task, error in print(error) })
+/// ```
+///
+/// Sending goes through FormDataKit's transport (one long-lived `URLSession`). Multipart bodies
+/// with file parts (or over 1 MiB) are spooled to a private temporary file and uploaded from it,
+/// small in-memory ones are sent from memory: either way `Content-Length` is exact on Linux too
+/// (a stream body would go out chunked). A spooled file is removed when the task ends.
+/// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
+/// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
+open class AFHTTPSessionManager: @unchecked Sendable {
+    /// Called when a request succeeds, with the task and the decoded response object.
+    public typealias Success = @Sendable (AFHTTPSessionDataTask, Any?) -> Void
+    /// Called when building, sending or validating a request fails; the task is nil when the
+    /// request could not be built.
+    public typealias Failure = @Sendable (AFHTTPSessionDataTask?, any Error) -> Void
+    /// Called with upload or download progress.
+    public typealias ProgressHandler = @Sendable (Progress) -> Void
+
+    private struct Settings {
+        var requestSerializer: AFHTTPRequestSerializer
+        var responseSerializer: AFHTTPResponseSerializer
+        var completionQueue: DispatchQueue?
+    }
+
+    /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
+    public let baseURL: URL?
+    /// The session configuration given at creation. Its `httpAdditionalHeaders` are added to
+    /// every request that lacks them; the session itself is the transport's.
+    public let sessionConfiguration: URLSessionConfiguration
+    /// What sends the requests.
+    public let transport: any FormDataTransport
+
+    private let settings: Locked<Settings>
+
+    /// A manager with no base URL (AFNetworking's `+manager`).
+    public class func manager() -> Self { Self.init(baseURL: nil, sessionConfiguration: nil, transport: URLSessionTransport.shared) }
+
+    /// A manager for `baseURL` (see ``init(baseURL:sessionConfiguration:transport:)``).
+    public convenience init(baseURL: URL?) {
+        self.init(baseURL: baseURL, sessionConfiguration: nil)
+    }
+
+    /// A manager for `baseURL` with `configuration`, sending through
+    /// `URLSessionTransport.shared`.
+    public convenience init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
+        self.init(baseURL: baseURL, sessionConfiguration: configuration, transport: URLSessionTransport.shared)
+    }
+
+    /// A manager for `baseURL` that sends through `transport` (a FormDataKit addition). A base URL
+    /// with a non-empty path gets a trailing `/` (`http://example.com/v1` →
+    /// `http://example.com/v1/`); the request serializer is an ``AFHTTPRequestSerializer``, the
+    /// response serializer an ``AFJSONResponseSerializer``.
+    public required init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?, transport: any FormDataTransport) {
+        self.baseURL = baseURL.map(Self.normalizedBaseURL)
+        self.sessionConfiguration = configuration ?? .default
+        self.transport = transport
+        self.settings = Locked(Settings(
+            requestSerializer: AFHTTPRequestSerializer.serializer(),
+            responseSerializer: AFJSONResponseSerializer.serializer(),
+            completionQueue: nil))
+    }
+
+    /// A manager with the same base URL, configuration, transport and completion queue, and
+    /// copies of the serializers.
+    public func copy() -> Self {
+        let copy = Self.init(baseURL: baseURL, sessionConfiguration: sessionConfiguration, transport: transport)
+        let current = settings.current
+        copy.settings.withLock {
+            $0.requestSerializer = current.requestSerializer.copy()
+            $0.responseSerializer = current.responseSerializer.copy()
+            $0.completionQueue = current.completionQueue
+        }
+        return copy
+    }
+
+    /// `url` with a trailing slash when its path is non-empty and it does not end in one.
+    static func normalizedBaseURL(_ url: URL) -> URL {
+        guard !url.path.isEmpty, !url.absoluteString.hasSuffix("/") else { return url }
+        // AFNetworking appended an empty path component; Linux NSURL crashes on that, so the
+        // slash is added to the path directly (query and fragment stay after it).
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        components.percentEncodedPath += "/"
+        return components.url ?? url
+    }
+
+    // MARK: - Settings
+
+    /// Builds every request; ``AFHTTPRequestSerializer`` by default.
+    public var requestSerializer: AFHTTPRequestSerializer {
+        get { settings.withLock { $0.requestSerializer } }
+        set { settings.withLock { $0.requestSerializer = newValue } }
+    }
+
+    /// Validates and decodes every response; ``AFJSONResponseSerializer`` by default.
+    public var responseSerializer: AFHTTPResponseSerializer {
+        get { settings.withLock { $0.responseSerializer } }
+        set { settings.withLock { $0.responseSerializer = newValue } }
+    }
+
+    /// The queue success and failure callbacks run on; nil (the default) runs them on a global
+    /// queue (AFNetworking used the main queue).
+    public var completionQueue: DispatchQueue? {
+        get { settings.withLock { $0.completionQueue } }
+        set { settings.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// `urlString` resolved against ``baseURL`` as `NSURL(string:relativeTo:)` resolves it
+    /// (`""` is the base URL itself; `/foo` drops the base path), or nil when it is not a URL.
+    public func resolvedURLString(_ urlString: String) -> String? {
+        NSURL(string: urlString, relativeTo: baseURL)?.absoluteString
+    }
+
+    // MARK: - Requests
+
+    /// A GET request; the task is started.
+    @discardableResult
+    public func get(
+        _ urlString: String, parameters: Any?, headers: [String: String]?, progress downloadProgress: ProgressHandler?,
+        success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        startedTask(
+            dataTask(withHTTPMethod: "GET", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: nil, downloadProgress: downloadProgress, success: success, failure: failure))
+    }
+
+    /// A HEAD request; `success` gets only the task. The task is started.
+    @discardableResult
+    public func head(
+        _ urlString: String, parameters: Any?, headers: [String: String]?,
+        success: (@Sendable (AFHTTPSessionDataTask) -> Void)?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        var onSuccess: Success?
+        if let success { onSuccess = { task, _ in success(task) } }
+        return startedTask(
+            dataTask(withHTTPMethod: "HEAD", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: nil, downloadProgress: nil, success: onSuccess, failure: failure))
+    }
+
+    /// A POST request with the parameters serialized by ``requestSerializer``; the task is started.
+    @discardableResult
+    public func post(
+        _ urlString: String, parameters: Any?, headers: [String: String]?, progress uploadProgress: ProgressHandler?,
+        success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        startedTask(
+            dataTask(withHTTPMethod: "POST", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: uploadProgress, downloadProgress: nil, success: success, failure: failure))
+    }
+
+    /// A multipart POST request: `parameters` as form fields, then the parts `block` appends
+    /// (see ``AFHTTPRequestSerializer/multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)``).
+    /// Per-request `headers` are applied last, so a `Content-Type` among them replaces the
+    /// multipart one. Errors from building the body (an append that failed included) go to
+    /// `failure` with a nil task, and nil is returned. The task is started.
+    @discardableResult
+    public func post(
+        _ urlString: String, parameters: [String: Any]?, headers: [String: String]?,
+        constructingBodyWith block: ((any AFMultipartFormData) throws -> Void)?, progress uploadProgress: ProgressHandler?,
+        success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        let request: URLRequest
+        do {
+            guard let resolved = resolvedURLString(urlString) else {
+                throw AFURLRequestSerializationError.invalidURLString(urlString)
+            }
+            request = Self.applying(headers, to: try requestSerializer.multipartFormRequest(
+                withMethod: "POST", urlString: resolved, parameters: parameters, constructingBodyWith: block))
+        } catch {
+            reportBuildFailure(error, to: failure)
+            return nil
+        }
+        return startedTask(makeTask(request, uploadProgress: uploadProgress, downloadProgress: nil, success: success, failure: failure))
+    }
+
+    /// A PUT request; the task is started.
+    @discardableResult
+    public func put(
+        _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        startedTask(
+            dataTask(withHTTPMethod: "PUT", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+    }
+
+    /// A PATCH request; the task is started.
+    @discardableResult
+    public func patch(
+        _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        startedTask(
+            dataTask(withHTTPMethod: "PATCH", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+    }
+
+    /// A DELETE request (parameters go into the query by default); the task is started.
+    @discardableResult
+    public func delete(
+        _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        startedTask(
+            dataTask(withHTTPMethod: "DELETE", urlString: urlString, parameters: parameters, headers: headers,
+                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+    }
+
+    /// A `method` request to `urlString` (resolved against ``baseURL``) with `parameters` serialized
+    /// by ``requestSerializer`` and `headers` applied last (replacing any value, computed headers
+    /// included). The task is **not** started: call ``AFHTTPSessionDataTask/resume()``. When the
+    /// request cannot be built, `failure` is called asynchronously with a nil task and the error,
+    /// and nil is returned.
+    public func dataTask(
+        withHTTPMethod method: String, urlString: String, parameters: Any?, headers: [String: String]?,
+        uploadProgress: ProgressHandler?, downloadProgress: ProgressHandler?, success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask? {
+        let request: URLRequest
+        do {
+            guard let resolved = resolvedURLString(urlString) else {
+                throw AFURLRequestSerializationError.invalidURLString(urlString)
+            }
+            request = Self.applying(headers, to: try requestSerializer.request(withMethod: method, urlString: resolved, parameters: parameters))
+        } catch {
+            reportBuildFailure(error, to: failure)
+            return nil
+        }
+        return makeTask(request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
+    }
+
+    // MARK: - Sending
+
+    private static func applying(_ headers: [String: String]?, to request: URLRequest) -> URLRequest {
+        var result = request
+        for (field, value) in headers ?? [:] { result.setValue(value, forHTTPHeaderField: field) }
+        return result
+    }
+
+    private func startedTask(_ task: AFHTTPSessionDataTask?) -> AFHTTPSessionDataTask? {
+        task?.resume()
+        return task
+    }
+
+    private func reportBuildFailure(_ error: any Error, to failure: Failure?) {
+        guard let failure else { return }
+        (completionQueue ?? DispatchQueue.global()).async { failure(nil, error) }
+    }
+
+    private func makeTask(
+        _ request: URLRequest, uploadProgress: ProgressHandler?, downloadProgress: ProgressHandler?,
+        success: Success?, failure: Failure?
+    ) -> AFHTTPSessionDataTask {
+        let handlers = AFTaskHandlers(
+            uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
+        return AFHTTPSessionDataTask(
+            request: request,
+            starter: { [self] task in send(task, handlers: handlers) },
+            canceller: { [self] task in observer(for: task, handlers: handlers).fail(FormDataError.cancelled) })
+    }
+
+    private func observer(for task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) -> AFTaskObserver {
+        let current = settings.current
+        return AFTaskObserver(
+            task: task, handlers: handlers, responseSerializer: current.responseSerializer,
+            completionQueue: current.completionQueue ?? DispatchQueue.global())
+    }
+
+    private func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
+        let observer = observer(for: task, handlers: handlers)
+        let prepared: AFPreparedRequest
+        do {
+            prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders)
+        } catch {
+            observer.fail(error)
+            return
+        }
+        observer.keep(prepared.spooledBody)
+        task.attach(transport.start(prepared.request, observer: observer))
+    }
+}

@@ -1,0 +1,233 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A strict parser for `multipart/form-data` (RFC 7578 / RFC 2046) and
+/// `application/x-www-form-urlencoded` bodies, independent of FormDataKit's encoders.
+///
+/// Strict means: the body must start with the first delimiter and end with the closing one
+/// (`--boundary--`, optionally followed by CRLF); every part header line must be
+/// `Name: value`; every part needs `Content-Disposition: form-data; name="…"`; a declared
+/// length must match. Each error names the byte offset where parsing stopped.
+public enum FormBodyParser {
+    /// Parses `body` according to `contentType` (multipart or URL-encoded). When
+    /// `expectedLength` is given, a body of any other length is an error.
+    public static func parse(_ body: Data, contentType: String, expectedLength: Int? = nil) throws(FormParseError) -> ParsedForm {
+        if let expectedLength, expectedLength != body.count {
+            throw FormParseError(offset: body.count, reason: "Content-Length says \(expectedLength) bytes but the body has \(body.count)")
+        }
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        switch mediaType {
+        case "multipart/form-data":
+            guard let boundary = parameter("boundary", in: contentType), !boundary.isEmpty else {
+                throw FormParseError(offset: 0, reason: "Content-Type has no boundary parameter: \(contentType)")
+            }
+            return try parseMultipart(body, boundary: boundary)
+        case "application/x-www-form-urlencoded":
+            return try parseURLEncoded(body)
+        default:
+            throw FormParseError(offset: 0, reason: "Not a form content type: \(contentType)")
+        }
+    }
+
+    /// The value of parameter `name` in a header value such as `multipart/form-data; boundary=x`
+    /// (quoted or not; compared case-insensitively).
+    public static func parameter(_ name: String, in headerValue: String) -> String? {
+        for (key, value) in parameters(of: headerValue) where key == name.lowercased() { return value }
+        return nil
+    }
+
+    // MARK: - URL-encoded
+
+    /// Parses `name=value&…` with percent escapes and `+` for space.
+    public static func parseURLEncoded(_ body: Data) throws(FormParseError) -> ParsedForm {
+        var form = ParsedForm()
+        let bytes = [UInt8](body)
+        var start = 0
+        while start <= bytes.count {
+            var end = start
+            while end < bytes.count && bytes[end] != UInt8(ascii: "&") { end += 1 }
+            if end > start {
+                let pair = bytes[start..<end]
+                let equals = pair.firstIndex(of: UInt8(ascii: "="))
+                let rawName = equals.map { bytes[start..<$0] } ?? pair
+                let rawValue = equals.map { bytes[($0 + 1)..<end] } ?? []
+                let name = try percentDecode(rawName, offset: start)
+                let value = try percentDecode(rawValue, offset: equals.map { $0 + 1 } ?? end)
+                form.fields.append(ParsedField(name: text(name), value: text(value)))
+            }
+            start = end + 1
+        }
+        return form
+    }
+
+    private static func percentDecode(_ bytes: ArraySlice<UInt8>, offset: Int) throws(FormParseError) -> Data {
+        var out = Data()
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex,
+                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                else {
+                    throw FormParseError(offset: offset + (index - bytes.startIndex), reason: "Bad percent escape")
+                }
+                out.append(high << 4 | low)
+                index += 3
+            } else if byte == UInt8(ascii: "+") {
+                out.append(UInt8(ascii: " "))
+                index += 1
+            } else {
+                out.append(byte)
+                index += 1
+            }
+        }
+        return out
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    // MARK: - Multipart
+
+    /// Parses a multipart body delimited by `boundary`.
+    public static func parseMultipart(_ body: Data, boundary: String) throws(FormParseError) -> ParsedForm {
+        let bytes = [UInt8](body)
+        let dash = Array("--\(boundary)".utf8)
+        let delimiter = Array("\r\n--\(boundary)".utf8)
+        guard bytes.starts(with: dash) else {
+            throw FormParseError(offset: 0, reason: "The body does not start with --\(boundary)")
+        }
+        var form = ParsedForm()
+        var position = dash.count
+        while true {
+            // After a delimiter: "--" closes the body, CRLF starts a part.
+            if bytes.count - position >= 2 && bytes[position] == UInt8(ascii: "-") && bytes[position + 1] == UInt8(ascii: "-") {
+                let rest = bytes.count - (position + 2)
+                if rest == 0 || (rest == 2 && bytes[position + 2] == 13 && bytes[position + 3] == 10) { return form }
+                throw FormParseError(offset: position + 2, reason: "\(rest) unexpected bytes after the closing boundary")
+            }
+            guard bytes.count - position >= 2, bytes[position] == 13, bytes[position + 1] == 10 else {
+                throw FormParseError(offset: position, reason: "Expected CRLF or -- after the boundary")
+            }
+            position += 2
+            let partStart = position
+            // Headers.
+            var headers: [(String, String)] = []
+            while true {
+                guard let lineEnd = find([13, 10], in: bytes, from: position) else {
+                    throw FormParseError(offset: position, reason: "Part headers are not terminated")
+                }
+                if lineEnd == position { position += 2; break }
+                let line = bytes[position..<lineEnd]
+                guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > position,
+                    line[position..<colon].allSatisfy(isTokenByte)
+                else {
+                    throw FormParseError(offset: position, reason: "Bad part header line: \(text(Data(line)).debugDescription)")
+                }
+                let name = String(decoding: line[position..<colon], as: UTF8.self)
+                let value = text(Data(line[(colon + 1)...])).trimmingCharacters(in: .whitespaces)
+                headers.append((name, value))
+                position = lineEnd + 2
+            }
+            guard let disposition = headers.first(where: { $0.0.lowercased() == "content-disposition" })?.1 else {
+                throw FormParseError(offset: partStart, reason: "Part has no Content-Disposition header")
+            }
+            let dispositionType = disposition.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard dispositionType == "form-data", let name = parameter("name", in: disposition) else {
+                throw FormParseError(offset: partStart, reason: "Content-Disposition is not form-data with a name: \(disposition)")
+            }
+            // Content up to the next delimiter.
+            guard let contentEnd = find(delimiter, in: bytes, from: position) else {
+                throw FormParseError(offset: position, reason: "Missing closing boundary --\(boundary)--")
+            }
+            let content = Data(bytes[position..<contentEnd])
+            if let fileName = parameter("filename", in: disposition) {
+                let type = headers.first { $0.0.lowercased() == "content-type" }?.1
+                form.files.append(ParsedFile(name: name, fileName: fileName, contentType: type, data: content))
+            } else {
+                form.fields.append(ParsedField(name: name, value: text(content)))
+            }
+            position = contentEnd + delimiter.count
+        }
+    }
+
+    // MARK: - Helpers
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// The first index of `needle` in `haystack` at or after `start`.
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard !needle.isEmpty, start <= haystack.count, needle.count <= haystack.count - start else { return nil }
+        return haystack.withUnsafeBytes { hay -> Int? in
+            needle.withUnsafeBytes { pin -> Int? in
+                let first = Int32(needle[0])
+                var position = start
+                let last = hay.count - needle.count
+                while position <= last {
+                    guard let hit = memchr(hay.baseAddress! + position, first, last - position + 1) else { return nil }
+                    let index = UnsafeRawPointer(hit) - hay.baseAddress!
+                    if memcmp(hay.baseAddress! + index, pin.baseAddress!, needle.count) == 0 { return index }
+                    position = index + 1
+                }
+                return nil
+            }
+        }
+    }
+
+    /// `data` as UTF-8, or ISO-8859-1 when it is not valid UTF-8.
+    static func text(_ data: Data) -> String {
+        String(data: data, encoding: .utf8) ?? String(data: data, encoding: .isoLatin1) ?? ""
+    }
+
+    /// The `; key=value` parameters of a header value, keys lowercased, quotes removed.
+    static func parameters(of headerValue: String) -> [(String, String)] {
+        var result: [(String, String)] = []
+        let characters = Array(headerValue)
+        var index = characters.firstIndex(of: ";") ?? characters.endIndex
+        while index < characters.endIndex {
+            index += 1 // skip ';'
+            while index < characters.endIndex && characters[index] == " " { index += 1 }
+            var key = ""
+            while index < characters.endIndex && characters[index] != "=" && characters[index] != ";" {
+                key.append(characters[index]); index += 1
+            }
+            var value = ""
+            if index < characters.endIndex && characters[index] == "=" {
+                index += 1
+                if index < characters.endIndex && characters[index] == "\"" {
+                    index += 1
+                    while index < characters.endIndex && characters[index] != "\"" {
+                        if characters[index] == "\\" && index + 1 < characters.endIndex { index += 1 }
+                        value.append(characters[index]); index += 1
+                    }
+                    index += 1 // closing quote
+                    while index < characters.endIndex && characters[index] != ";" { index += 1 }
+                } else {
+                    while index < characters.endIndex && characters[index] != ";" {
+                        value.append(characters[index]); index += 1
+                    }
+                    value = value.trimmingCharacters(in: .whitespaces)
+                }
+            }
+            result.append((key.trimmingCharacters(in: .whitespaces).lowercased(), value))
+        }
+        return result
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// A form as a receiver parsed it: value fields and file parts, in body order.
+public struct ParsedForm: Sendable, Equatable, Codable {
+    /// The value fields (multipart parts without a file name, or URL-encoded pairs), in order.
+    public var fields: [ParsedField]
+    /// The file parts (multipart parts with a `filename` parameter), in order.
+    public var files: [ParsedFile]
+
+    /// A form with the given fields and files.
+    public init(fields: [ParsedField] = [], files: [ParsedFile] = []) {
+        self.fields = fields
+        self.files = files
+    }
+
+    /// The value of the first field named `name`.
+    public func value(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+
+    /// The first file part named `name`.
+    public func file(_ name: String) -> ParsedFile? { files.first { $0.name == name } }
+}
+
+/// A value field.
+public struct ParsedField: Sendable, Equatable, Codable {
+    /// The field's name.
+    public var name: String
+    /// The field's value (UTF-8, or ISO-8859-1 when the bytes are not UTF-8).
+    public var value: String
+
+    /// A field `name` = `value`.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// A file part.
+public struct ParsedFile: Sendable, Equatable, Codable {
+    /// The part's field name.
+    public var name: String
+    /// The `filename` parameter.
+    public var fileName: String
+    /// The part's `Content-Type`, if it had one.
+    public var contentType: String?
+    /// The content's size in bytes.
+    public var size: Int
+    /// The content's SHA-256, lowercase hex.
+    public var sha256: String
+    /// The content itself (not encoded to JSON).
+    public var data: Data
+
+    /// A file part; `size` and `sha256` are computed from `data`.
+    public init(name: String, fileName: String, contentType: String?, data: Data) {
+        self.name = name
+        self.fileName = fileName
+        self.contentType = contentType
+        self.data = data
+        self.size = data.count
+        self.sha256 = SHA256.hex(data)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fileName, contentType, size, sha256
+    }
+
+    /// Decodes the description of a part (its content is not in JSON, so ``data`` is empty).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        fileName = try container.decode(String.self, forKey: .fileName)
+        contentType = try container.decodeIfPresent(String.self, forKey: .contentType)
+        size = try container.decode(Int.self, forKey: .size)
+        sha256 = try container.decode(String.self, forKey: .sha256)
+        data = Data()
+    }
+
+    /// Encodes the description of the part (name, file name, type, size, sha256).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(fileName, forKey: .fileName)
+        try container.encodeIfPresent(contentType, forKey: .contentType)
+        try container.encode(size, forKey: .size)
+        try container.encode(sha256, forKey: .sha256)
+    }
+}
+
+/// Why a body could not be parsed, and where.
+public struct FormParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The byte offset in the body where the problem was found.
+    public var offset: Int
+    /// What is wrong.
+    public var reason: String
+
+    /// An error at `offset`.
+    public init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    /// `reason (at byte N)`.
+    public var description: String { "\(reason) (at byte \(offset))" }
+}

@@ -1,0 +1,166 @@
+import ArgumentParser
+import FormDataKit
+import Foundation
+
+/// `formdata post`: a curl-like form upload.
+struct Post: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a form, curl style.",
+        discussion: """
+            -F name=value adds a value field; -F name=@path[;type=TYPE][;filename=NAME] adds a file.
+            The body is multipart/form-data unless --urlencoded is given. The response body goes to
+            standard output, the status line and headers to standard error.
+            """)
+
+    @Argument(help: "The URL to post to.")
+    var url: String
+
+    @Option(name: .customShort("F"), help: "A form field: name=value or name=@path[;type=..][;filename=..].")
+    var fields: [String] = []
+
+    @Flag(name: .long, help: "Compress the body with gzip (Content-Encoding: gzip).")
+    var gzip = false
+
+    @Flag(name: .long, help: "Send application/x-www-form-urlencoded (no files).")
+    var urlencoded = false
+
+    @Option(name: .customLong("header"), help: "An extra header, 'Name: value'.")
+    var headers: [String] = []
+
+    @Flag(name: .long, help: "Print the debug body log to standard error.")
+    var debug = false
+
+    @Flag(name: .long, help: "Show a progress bar on standard error.")
+    var progress = false
+
+    @Option(name: .long, help: "Seconds without traffic before giving up.")
+    var timeout: Double = FormDataRequest.defaultTimeOutSeconds
+
+    @Option(name: .customLong("user"), help: "Basic authentication, user:password.")
+    var user: String?
+
+    @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")
+    var synchronous = false
+
+    func run() async throws {
+        guard let target = URL(string: url), target.scheme != nil else {
+            throw ValidationError("Not a URL: \(url)")
+        }
+        let request = FormDataRequest(url: target)
+        request.postFormat = urlencoded ? .urlEncoded : .multipartFormData
+        for field in fields { try FieldSpec.parse(field).add(to: request, urlencoded: urlencoded) }
+        for header in headers {
+            guard let colon = header.firstIndex(of: ":") else { throw ValidationError("Bad header (want 'Name: value'): \(header)") }
+            request.addRequestHeader(String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                                     value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        if let user {
+            let parts = user.split(separator: ":", maxSplits: 1).map(String.init)
+            request.username = parts[0]
+            request.password = parts.count > 1 ? parts[1] : ""
+        }
+        request.shouldCompressRequestBody = gzip
+        request.shouldLogDebugBody = debug
+        request.timeOutSeconds = timeout
+        let bar = ProgressBar(enabled: progress || isatty(2) != 0)
+        request.bytesSentBlock = { _, _ in bar.update(request.uploadProgress) }
+
+        let response: FormDataResponse
+        do {
+            if synchronous {
+                // On the main thread, as ported ASI code usually calls it.
+                await MainActor.run { request.startSynchronous() }
+                if let error = request.error { throw error }
+                response = FormDataResponse(statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
+                                            body: request.responseData ?? Data())
+            } else {
+                response = try await request.start()
+            }
+        } catch let error as FormDataError {
+            bar.finish()
+            FileHandle.standardError.write(Data("formdata: \(error)\n".utf8))
+            throw ExitCode(Int32(clamping: 10 + error.asiErrorCode))
+        }
+        bar.finish()
+        var head = response.statusMessage + "\n"
+        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
+        FileHandle.standardError.write(Data((head + "\n").utf8))
+        FileHandle.standardOutput.write(response.body)
+        if !response.body.isEmpty && response.body.last != 0x0A { print("") }
+        if response.statusCode >= 400 { throw ExitCode(22) }
+    }
+}
+
+/// One `-F` argument.
+struct FieldSpec {
+    var name: String
+    var value: String?
+    var filePath: String?
+    var contentType: String?
+    var fileName: String?
+
+    static func parse(_ text: String) throws -> FieldSpec {
+        guard let equals = text.firstIndex(of: "=") else { throw ValidationError("Bad -F (want name=value or name=@path): \(text)") }
+        let name = String(text[..<equals])
+        let rest = String(text[text.index(after: equals)...])
+        guard rest.hasPrefix("@") else { return FieldSpec(name: name, value: rest) }
+        let pieces = rest.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        var spec = FieldSpec(name: name, filePath: pieces[0])
+        for option in pieces.dropFirst() {
+            if option.hasPrefix("type=") { spec.contentType = String(option.dropFirst(5)) }
+            else if option.hasPrefix("filename=") { spec.fileName = String(option.dropFirst(9)) }
+            else { throw ValidationError("Unknown -F option '\(option)' in \(text)") }
+        }
+        return spec
+    }
+
+    func add(to request: FormDataRequest, urlencoded: Bool) throws {
+        if let filePath {
+            if urlencoded { throw ValidationError("--urlencoded cannot send files (\(name)=@\(filePath))") }
+            try request.addFile(filePath, withFileName: fileName, andContentType: contentType, forKey: name)
+        } else {
+            request.addPostValue(value ?? "", forKey: name)
+        }
+    }
+}
+
+/// A one-line progress bar on standard error, redrawn at most every 1 %.
+final class ProgressBar: Sendable {
+    private let enabled: Bool
+    private let lastPercent = LockedInt(-1)
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(_ progress: Progress) {
+        guard enabled else { return }
+        let percent = Int(progress.fractionCompleted * 100)
+        guard lastPercent.exchange(percent) != percent else { return }
+        let width = 40
+        let filled = min(width, percent * width / 100)
+        let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+            + "] \(percent)% \(progress.completedUnitCount)/\(progress.totalUnitCount) bytes"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() {
+        if enabled && lastPercent.exchange(-1) >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
+
+/// An integer behind a lock.
+final class LockedInt: @unchecked Sendable {
+    // `@unchecked`: `value` is only touched under `lock`.
+    private let lock = NSLock()
+    private var value: Int
+
+    init(_ value: Int) { self.value = value }
+
+    /// Stores `newValue` and returns the old value.
+    func exchange(_ newValue: Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = value
+        value = newValue
+        return old
+    }
+}

@@ -1,0 +1,58 @@
+import FormDataKitAF
+import Foundation
+import Testing
+
+/// The escaping set and the flattening rules of the reference (§2.1, §2.2 worked examples).
+@Suite("AF query strings")
+struct AFQueryStringTests {
+    @Test func escapingKeepsOnlyUnreservedSlashAndQuestionMark() {
+        #expect(AFPercentEscapedStringFromString("AZaz09-._~/?") == "AZaz09-._~/?")
+        #expect(AFPercentEscapedStringFromString("a b") == "a%20b")
+        #expect(AFPercentEscapedStringFromString("100%") == "100%25")
+        #expect(AFPercentEscapedStringFromString("\"<>\\^`{|}") == "%22%3C%3E%5C%5E%60%7B%7C%7D")
+        #expect(AFPercentEscapedStringFromString("\u{7F}\t") == "%7F%09")
+        #expect(AFPercentEscapedStringFromString("é") == "%C3%A9")
+        #expect(AFPercentEscapedStringFromString("") == "")
+    }
+
+    @Test func longCJKStringsEqualWholeStringEncoding() {
+        let text = String(repeating: "漢字かな", count: 200)
+        let escaped = AFPercentEscapedStringFromString(text)
+        #expect(escaped == String(repeating: "%E6%BC%A2%E5%AD%97%E3%81%8B%E3%81%AA", count: 200))
+    }
+
+    @Test func flattening() {
+        let cases: [([AnyHashable: Any], String)] = [
+        (["b": "2", "a": "1"] as [AnyHashable: Any], "a=1&b=2"),
+        (["user": ["name": "x", "age": 3] as [String: Any]], "user%5Bage%5D=3&user%5Bname%5D=x"),
+        (["ids": [1, 2]], "ids%5B%5D=1&ids%5B%5D=2"),
+        (["a": [["b": 1], ["c": 2]]], "a%5B%5D%5Bb%5D=1&a%5B%5D%5Bc%5D=2"),
+        (["a": [[1, 2]]], "a%5B%5D%5B%5D=1&a%5B%5D%5B%5D=2"),
+        (["s": Set(["b", "a"])], "s=a&s=b"),
+        (["n": NSNull()], "n"),
+        (["e": ""], "e="),
+        (["k": [Int]()], ""),
+        (["k": [String: Int]()], ""),
+        ([:], ""),
+        (["B": 1, "a": 2], "B=1&a=2"),
+        (["10": 1, "2": 2], "10=1&2=2"),
+        (["t": true, "f": false], "f=0&t=1"),
+        (["d": 1.5, "i": 1.0], "d=1.5&i=1"),
+        (["f": Float(1.1), "n": NSNumber(value: 0.25), "m": NSNumber(value: 2.0)], "f=1.1&m=2&n=0.25"),
+        (["o": Optional<String>.none as Any], "o"),
+        ]
+        for (parameters, expected) in cases {
+            #expect(AFQueryStringFromParameters(parameters) == expected, "\(parameters)")
+        }
+    }
+
+    @Test func foundationCollectionsFlattenLikeSwiftOnes() {
+        let parameters: [AnyHashable: Any] = [
+            "d": NSDictionary(dictionary: ["y": 2, "x": 1]),
+            "a": NSArray(array: ["p", "q"]),
+            "s": NSSet(array: ["b", "a"]),
+            "n": NSNumber(value: 7),
+        ]
+        #expect(AFQueryStringFromParameters(parameters) == "a%5B%5D=p&a%5B%5D=q&d%5Bx%5D=1&d%5By%5D=2&n=7&s=a&s=b")
+    }
+}

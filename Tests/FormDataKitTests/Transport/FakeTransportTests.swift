@@ -1,0 +1,85 @@
+import Foundation
+import FormDataKit
+import Testing
+
+/// A scripted transport: each start reports the next outcome, with progress in two halves.
+final class ScriptedTransport: FormDataTransport, @unchecked Sendable {
+    // `@unchecked`: `outcomes` and `seen` are only touched under `lock`.
+    private let lock = NSLock()
+    private var outcomes: [Result<FormDataResponse, FormDataError>]
+    private var seen: [TransportRequest] = []
+
+    init(_ outcomes: [Result<FormDataResponse, FormDataError>]) { self.outcomes = outcomes }
+
+    var requests: [TransportRequest] { lock.withLock { seen } }
+
+    struct NoTask: TransportTask { func cancel() {} }
+
+    func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
+        let outcome = lock.withLock { () -> Result<FormDataResponse, FormDataError> in
+            seen.append(request)
+            return outcomes.removeFirst()
+        }
+        DispatchQueue.global().async {
+            let total = Int64(request.body.length)
+            observer.transportDidSendBodyData(bytesSent: total / 2, totalBytesSent: total / 2, totalBytesExpected: total)
+            if case .success(let response) = outcome {
+                observer.transportDidSendBodyData(bytesSent: total - total / 2, totalBytesSent: total, totalBytesExpected: total)
+                observer.transportDidReceiveResponse(TransportResponseHead(statusCode: response.statusCode, headers: response.headers))
+            }
+            observer.transportDidComplete(outcome)
+        }
+        return NoTask()
+    }
+}
+
+@Suite("Lifecycle over a scripted FormDataTransport")
+struct FakeTransportTests {
+    static let timeout = FormDataError.timedOut(underlying: UnderlyingError(domain: NSURLErrorDomain, code: -1001, message: "timed out"))
+    static let ok = FormDataResponse(statusCode: 201, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Data("créé".utf8))
+
+    @Test("two timeouts then success: retryCount 2, progress reset with negative didSendBytes, same request each time")
+    func retriesThenSuccess() async throws {
+        let transport = ScriptedTransport([.failure(Self.timeout), .failure(Self.timeout), .success(Self.ok)])
+        let request = FormDataRequest(url: URL(string: "http://example.invalid/upload")!)
+        request.transport = transport
+        request.numberOfTimesToRetryOnTimeout = 3
+        request.addRequestHeader("X-Trace", value: "abc")
+        request.setPostValue("value", forKey: "key")
+        let delegate = RecordingDelegate()
+        request.delegate = delegate
+        let response = try await request.start()
+
+        #expect(response.statusCode == 201)
+        #expect(request.retryCount == 2)
+        #expect(request.responseString == "créé")
+        #expect(request.uploadProgress.fractionCompleted == 1.0)
+        let sent = transport.requests
+        #expect(sent.count == 3)
+        #expect(sent.allSatisfy { $0.body == sent[0].body })
+        #expect(sent[0] == sent[2])
+        #expect(sent[0].header("X-Trace") == "abc")
+        #expect(sent[0].header("Content-Length") == nil)
+        #expect(sent[0].header("Accept-Encoding") == "gzip")
+        #expect(sent[0].method == "POST")
+        #expect(sent[0].timeoutInterval == 10)
+        let body = "key=value"
+        let half = Int64(body.utf8.count / 2)
+        #expect(delegate.sentIncrements == [half, -half, half, -half, half, Int64(body.utf8.count) - half])
+        #expect(delegate.log == ["started", "sent", "headers", "finished"])
+    }
+
+    @Test("retries exhausted: the timeout is the error")
+    func retriesExhausted() async throws {
+        let transport = ScriptedTransport([.failure(Self.timeout), .failure(Self.timeout)])
+        let request = FormDataRequest(url: URL(string: "http://example.invalid/upload")!)
+        request.transport = transport
+        request.numberOfTimesToRetryOnTimeout = 1
+        request.setPostValue("value", forKey: "key")
+        await #expect(throws: Self.timeout) { try await request.start() }
+        #expect(request.retryCount == 1)
+        #expect(request.error == Self.timeout)
+        #expect(request.responseStatusCode == 0)
+        #expect(request.responseStatusMessage == nil)
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import FormDataKit
+import FormDataKitTesting
+import Testing
+
+@Suite("Request lifecycle: delegate, blocks, progress, timeouts, cancel, temp files")
+struct LifecycleTests {
+    typealias Support = TransportTestSupport
+
+    @Test("startSynchronous blocks until done and sets the response; temp body file removed")
+    func synchronous() async throws {
+        let file = try Support.makeFile(size: 1_000_000, seed: 11)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/sync"))
+            request.setPostValue("sync", forKey: "mode")
+            try request.addFile(file.path, forKey: "file")
+            try request.buildPostBody()
+            let spooled = try #require(request.postBodyFilePath)
+            #expect(TemporaryStorage.currentFiles().contains(spooled))
+            let delegate = RecordingDelegate()
+            request.delegate = delegate
+            await Support.blocking { request.startSynchronous() }
+
+            #expect(request.error == nil)
+            #expect(request.responseStatusCode == 200)
+            #expect(request.responseHeaders?["Content-Type"] == "application/json; charset=utf-8")
+            let decoded = try JSONDecoder().decode(ReceivedRequest.self, from: try #require(request.responseData))
+            #expect(decoded.form?.file("file")?.sha256 == file.sha256)
+            #expect(request.responseString?.hasPrefix("{") == true)
+            #expect(delegate.log == ["started", "sent", "headers", "finished"])
+            #expect(!Support.exists(spooled))
+            #expect(!TemporaryStorage.currentFiles().contains(spooled))
+            #expect(request.postBodyFilePath == nil)
+        }
+    }
+
+    @Test("startSynchronous on the main actor (as ported ASI code calls it) does not deadlock")
+    func synchronousOnMainActor() async throws {
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/main"))
+            request.setPostValue("main", forKey: "thread")
+            await MainActor.run { request.startSynchronous() }
+            #expect(request.error == nil)
+            #expect(request.responseStatusCode == 200)
+            #expect(receiver.lastRequest?.form?.value("thread") == "main")
+        }
+    }
+
+    @Test("startAsynchronous: delegate order, blocks, bytes sent add up, progress monotonic to exactly 1.0")
+    func asynchronousWithDelegateAndBlocks() async throws {
+        let file = try Support.makeFile(size: 4_000_000, seed: 5)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/async"))
+            try request.addFile(file.path, forKey: "file")
+            let delegate = RecordingDelegate()
+            request.delegate = delegate
+            let events = Locked<[String]>([])
+            let sentSizes = Locked<[UInt64]>([])
+            let totals = Locked<Set<UInt64>>([])
+            let fractions = Locked<[Double]>([])
+            request.startedBlock = { events.withLock { $0.append("started") } }
+            request.bytesSentBlock = { sent, total in
+                sentSizes.withLock { $0.append(sent) }
+                totals.withLock { _ = $0.insert(total) }
+                fractions.withLock { $0.append(request.uploadProgress.fractionCompleted) }
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                request.completionBlock = {
+                    events.withLock { $0.append("completed") }
+                    continuation.resume()
+                }
+                request.failedBlock = {
+                    events.withLock { $0.append("failed") }
+                    continuation.resume()
+                }
+                request.startAsynchronous()
+            }
+            let postLength = try #require(receiver.lastRequest?.contentLength)
+            #expect(events.current == ["started", "completed"])
+            #expect(delegate.log == ["started", "sent", "headers", "finished"])
+            #expect(sentSizes.current.reduce(0, +) == UInt64(postLength))
+            #expect(delegate.sentIncrements.reduce(0, +) == Int64(postLength))
+            #expect(totals.current == [UInt64(postLength)])
+            let seen = fractions.current
+            #expect(seen.count > 1)
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 <= $1 })
+            #expect(request.uploadProgress.fractionCompleted == 1.0)
+            #expect(request.uploadProgress.completedUnitCount == Int64(postLength))
+            #expect(request.totalBytesSent == UInt64(postLength))
+        }
+    }
+
+    @Test("progress reaches exactly 1.0 for a tiny body and for no body")
+    func progressForSmallBodies() async throws {
+        try await Support.withReceiver { receiver in
+            let small = FormDataRequest(url: receiver.url("/small"))
+            small.setPostValue("This is the request body", forKey: "b")
+            let sent = Locked<UInt64>(0)
+            small.bytesSentBlock = { size, _ in sent.withLock { $0 += size } }
+            _ = try await small.start()
+            #expect(small.uploadProgress.fractionCompleted == 1.0)
+            #expect(sent.current == small.totalBytesSent)
+            #expect(sent.current == UInt64("b=This%20is%20the%20request%20body".utf8.count))
+
+            let empty = FormDataRequest(url: receiver.url("/empty"))
+            empty.requestMethod = "GET"
+            let response = try await empty.start()
+            #expect(response.statusCode == 200)
+            #expect(receiver.lastRequest?.method == "GET")
+            #expect(receiver.lastRequest?.bodyBytes == 0)
+            #expect(empty.uploadProgress.fractionCompleted == 1.0)
+        }
+    }
+
+    @Test("a timeout is retried with the same spooled body, then fails timedOut; file removed after the last try")
+    func timeoutAndRetry() async throws {
+        let file = try Support.makeFile(size: 20_000, seed: 9)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/delay/8000"))
+            try request.addFile(file.path, forKey: "file")
+            request.timeOutSeconds = 2
+            request.numberOfTimesToRetryOnTimeout = 2
+            try request.buildPostBody()
+            let spooled = try #require(request.postBodyFilePath)
+            let delegate = RecordingDelegate()
+            request.delegate = delegate
+            var caught: FormDataError?
+            do {
+                _ = try await request.start()
+            } catch {
+                caught = error as? FormDataError
+            }
+            guard case .timedOut(let underlying)? = caught else {
+                Issue.record("expected timedOut, got \(String(describing: caught))")
+                return
+            }
+            #expect(underlying.code == -1001)
+            #expect(request.retryCount == 2)
+            #expect(request.error?.asiErrorCode == 2)
+            #expect(!Support.exists(spooled))
+            #expect(delegate.log.first == "started")
+            #expect(delegate.log.last == "failed")
+            #expect(delegate.log.filter { $0 == "started" }.count == 1)
+            // Every try that arrived whole carried the same body. (On a loaded machine a try can
+            // time out before the receiver has read all of it; FakeTransportTests count the tries
+            // exactly.)
+            let tries = receiver.requests
+            #expect(!tries.isEmpty)
+            #expect(Set(tries.compactMap(\.bodySHA256)).count == 1)
+            #expect(tries.allSatisfy { $0.form?.file("file")?.sha256 == file.sha256 })
+        }
+    }
+
+    @Test("cancel mid-upload fails with cancelled and removes the temp file")
+    func cancelMidUpload() async throws {
+        let file = try Support.makeFile(size: 48_000_000, seed: 13)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/delay/5000?sha256=0"))
+            try request.addFile(file.path, forKey: "file")
+            try request.buildPostBody()
+            let spooled = try #require(request.postBodyFilePath)
+            let delegate = RecordingDelegate(onSend: { $0.cancel() })
+            request.delegate = delegate
+            await Support.blocking { request.startSynchronous() }
+            #expect(request.error == .cancelled)
+            #expect(request.error?.asiErrorCode == 4)
+            #expect(delegate.log.last == "failed")
+            #expect(!delegate.log.contains("finished"))
+            #expect(request.totalBytesSent < UInt64(file.data.count))
+            #expect(!Support.exists(spooled))
+        }
+    }
+
+    @Test("Task cancellation cancels start()")
+    func taskCancellation() async throws {
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/delay/5000"))
+            request.setPostValue("x", forKey: "y")
+            let task = Task { try await request.start() }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            task.cancel()
+            let result = await task.result
+            #expect(throws: FormDataError.cancelled) { try result.get() }
+        }
+    }
+
+    @Test("a build failure fails the request without starting it (internal error while building)")
+    func buildFailure() async throws {
+        let file = try Support.makeFile(size: 10, seed: 1)
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/never")!)
+        try request.addFile(file.path, forKey: "file")
+        file.remove()
+        let delegate = RecordingDelegate()
+        request.delegate = delegate
+        await Support.blocking { request.startSynchronous() }
+        guard case .internalErrorWhileBuilding(let underlying)? = request.error else {
+            Issue.record("expected internalErrorWhileBuilding, got \(String(describing: request.error))")
+            return
+        }
+        #expect(underlying == .fileNotFound(path: file.path))
+        #expect(request.error?.asiErrorCode == 6)
+        #expect(delegate.log == ["failed"])
+    }
+
+    @Test("a non-HTTP URL is unableToCreateRequest; a closed port is a connection failure")
+    func badURLAndConnectionFailure() async throws {
+        let ftp = FormDataRequest(url: URL(string: "ftp://127.0.0.1/x")!)
+        ftp.setPostValue("1", forKey: "a")
+        await #expect { try await ftp.start() } throws: { error in
+            guard case FormDataError.unableToCreateRequest = error else { return false }
+            return true
+        }
+        // A port nothing listens on: bind one, learn its number, close it.
+        let receiver = try await FormReceiver.start()
+        let closed = receiver.url("/nothing")
+        await receiver.stop()
+        let refused = FormDataRequest(url: closed)
+        refused.setPostValue("1", forKey: "a")
+        await #expect { try await refused.start() } throws: { error in
+            guard case FormDataError.connectionFailure = error else { return false }
+            return true
+        }
+        #expect(refused.error?.asiErrorCode == 1)
+    }
+
+    @Test("a second start while one is in flight is refused")
+    func oneSendAtATime() async throws {
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/delay/500"))
+            request.setPostValue("x", forKey: "y")
+            let first = Task { try await request.start() }
+            while !request.isExecuting { try await Task.sleep(nanoseconds: 10_000_000) }
+            await #expect(throws: FormDataError.requestInProgress) { try await request.start() }
+            let response = try await first.value
+            #expect(response.statusCode == 200)
+        }
+    }
+
+    @Test("a request can be sent twice; the body is rebuilt and sent again")
+    func sendTwice() async throws {
+        let file = try Support.makeFile(size: 50_000, seed: 21)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/twice"))
+            try request.addFile(file.path, forKey: "file")
+            _ = try await request.start()
+            _ = try await request.start()
+            #expect(receiver.requests.count == 2)
+            #expect(receiver.requests.allSatisfy { $0.form?.file("file")?.sha256 == file.sha256 })
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import FormDataKit
+import FormDataKitTesting
+
+/// Helpers for the transport tests: a receiver per test, scratch input files, blocking calls
+/// run off the cooperative pool, and a delegate that records events.
+enum TransportTestSupport {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `body` with a fresh receiver on 127.0.0.1 (free port), stopped afterwards.
+    static func withReceiver<T>(_ body: (FormReceiver) async throws -> T) async throws -> T {
+        let receiver = try await FormReceiver.start()
+        do {
+            let result = try await body(receiver)
+            await receiver.stop()
+            return result
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+    }
+
+    /// Runs a blocking call (such as `startSynchronous()`) on a plain thread, so the cooperative
+    /// pool the receiver runs on is never blocked.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: body()) }
+        }
+    }
+
+    static let scratchPrefix = "fdk-transport-test-"
+
+    /// Removes scratch directories left by test processes that died (killed mid-test).
+    static let sweptStaleScratch: Bool = {
+        let base = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(scratchPrefix) {
+            guard let pid = Int32(name.dropFirst(scratchPrefix.count).split(separator: "-").first ?? ""),
+                pid != getpid(), kill(pid, 0) == -1, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(atPath: base + name)
+        }
+        return true
+    }()
+
+    /// A scratch file of `size` pseudo-random bytes (seeded), removed by ``ScratchFile/remove()``.
+    /// Its directory is named after this process, so a later run sweeps it if this one is killed.
+    static func makeFile(size: Int, seed: UInt64 = 1, name: String = "input.bin") throws -> ScratchFile {
+        _ = sweptStaleScratch
+        let directory = NSTemporaryDirectory() + "\(scratchPrefix)\(getpid())-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/" + name
+        let data = randomData(size: size, seed: seed)
+        try data.write(to: URL(fileURLWithPath: path))
+        return ScratchFile(directory: directory, path: path, data: data)
+    }
+
+    /// `size` pseudo-random bytes from a fixed-seed generator (xorshift).
+    static func randomData(size: Int, seed: UInt64) -> Data {
+        var state = seed == 0 ? 0x9E3779B97F4A7C15 : seed
+        var data = Data(count: size)
+        data.withUnsafeMutableBytes { (bytes: UnsafeMutableRawBufferPointer) in
+            for index in 0..<size {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                bytes[index] = UInt8(truncatingIfNeeded: state)
+            }
+        }
+        return data
+    }
+
+    /// Whether a file exists at `path`.
+    static func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
+}
+
+/// A file made for a test.
+struct ScratchFile {
+    let directory: String
+    let path: String
+    let data: Data
+
+    var sha256: String { SHA256.hex(data) }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// A delegate that records every event, in order.
+final class RecordingDelegate: FormDataRequestDelegate, @unchecked Sendable {
+    // `@unchecked`: `events` and `sent` are only touched under `lock`.
+    private let lock = NSLock()
+    private var events: [String] = []
+    private var sent: [Int64] = []
+    private let onSend: (@Sendable (FormDataRequest) -> Void)?
+
+    init(onSend: (@Sendable (FormDataRequest) -> Void)? = nil) { self.onSend = onSend }
+
+    private func record(_ event: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if events.last != event || event != "sent" { events.append(event) }
+    }
+
+    /// The events with consecutive "sent" collapsed into one.
+    var log: [String] { lock.withLock { events } }
+    /// Every didSendBytes value.
+    var sentIncrements: [Int64] { lock.withLock { sent } }
+
+    func requestStarted(_ request: FormDataRequest) { record("started") }
+    func request(_ request: FormDataRequest, didReceiveResponseHeaders responseHeaders: [String: String]) { record("headers") }
+    func requestFinished(_ request: FormDataRequest) { record("finished") }
+    func requestFailed(_ request: FormDataRequest) { record("failed") }
+    func request(_ request: FormDataRequest, didSendBytes bytes: Int64) {
+        lock.withLock { sent.append(bytes) }
+        record("sent")
+        onSend?(request)
+    }
+}
