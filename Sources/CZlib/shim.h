@@ -12,4 +12,9 @@ static inline int czlib_deflateInit2(z_streamp strm, int level, int method, int 
 static inline int czlib_inflateInit2(z_streamp strm, int windowBits) {
     return inflateInit2(strm, windowBits);
 }
+/* crc32_combine takes a z_off_t, which may be a macro (and crc32_combine itself may be renamed
+   to crc32_combine64 when off_t is 64-bit); this wrapper takes a plain 64-bit length. */
+static inline unsigned long czlib_crc32_combine(unsigned long crc1, unsigned long crc2, long long length2) {
+    return crc32_combine(crc1, crc2, (z_off_t)length2);
+}
 #endif

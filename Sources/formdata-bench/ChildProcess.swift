@@ -5,11 +5,13 @@ import Darwin
 #endif
 import Foundation
 
-/// A finished child process: wall time, peak resident memory and exit status.
+/// A finished child process: wall time, peak resident memory, exit status, and CPU time (user +
+/// system, including its waited-for descendants: Linux's `wait4` counts them).
 struct ChildResult {
     var seconds: Double
     var peakRSSKiB: Int
     var status: Int32
+    var cpuSeconds: Double = 0
 }
 
 /// Runs `arguments` (argv[0] is looked up on PATH) as a child process and measures its wall time
@@ -52,7 +54,8 @@ private func spawnAndWait(_ arguments: [String], stdoutPath: String?) -> ChildRe
     while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
-    return ChildResult(seconds: seconds, peakRSSKiB: Int(usage.ru_maxrss), status: exitCode)
+    let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    return ChildResult(seconds: seconds, peakRSSKiB: Int(usage.ru_maxrss), status: exitCode, cpuSeconds: cpu)
 }
 
 /// This executable's path, for re-running itself as a measured child.

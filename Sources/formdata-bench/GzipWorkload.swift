@@ -6,64 +6,43 @@ import Darwin
 import FormDataKit
 import Foundation
 
-/// Gzip request bodies (issue 3), each case in a measured child process:
+/// W6 and the memory check of gzip request bodies, each case in a measured child process:
 ///
-/// - `gzip L6 mixed`: one thread at level 6 over a mixed text+binary file (1 MiB blocks, half
-///   text, half random), FormDataKit (to a discarding sink, and through `BodyCompressor` into a
-///   temporary file) against `gzip -6 -c > /dev/null` and Python zlib (`compressobj(6, DEFLATED,
-///   31)`, 1 MiB reads, output discarded) on the same file.
-/// - `gzip adaptive`: a random part typed `image/jpeg`, adaptive on (stored) against level 6.
-/// - `gzip request 4×`: a FormDataRequest with `shouldCompressRequestBody` over a body four times
-///   the size (1 GiB by default) — for its peak RSS.
+/// - `W6 gzip image/jpeg random`: one random part typed `image/jpeg` (256 MiB by default),
+///   adaptive on (the part is stored at level 0) against adaptive off (deflated at level 6), on
+///   the automatic thread count and on one thread. Target: adaptive ≥ 10× level 6.
+/// - `gzip request 4×`: a FormDataRequest with `shouldCompressRequestBody` over a mixed body four
+///   times the size (1 GiB by default), automatic threads — for its peak RSS, which must not grow
+///   with the body.
+///
+/// The level-6/level-1 comparison with gzip, Python zlib and pigz is W4 (``W4Workload``).
 enum GzipWorkload {
-    static let pythonScript = """
-        import sys, zlib
-        c = zlib.compressobj(int(sys.argv[1]), zlib.DEFLATED, 31)
-        n = 0
-        with open(sys.argv[2], 'rb') as f:
-            while True:
-                b = f.read(1 << 20)
-                if not b:
-                    break
-                n += len(c.compress(b))
-        n += len(c.flush())
-        """
-
     static func run(totalMiB: Int, runs: Int, in directory: WorkloadDirectory) throws -> [ResultRow] {
         let size = totalMiB << 20
-        let mixed = try generateMixed(in: directory, size: size)
         let random = try directory.generate("gzip-random.jpg", size: size, seed: 11, text: false)
         var rows: [ResultRow] = []
 
-        let mixedName = "gzip L6 mixed \(totalMiB) MiB"
-        var discard = ResultRow(workload: mixedName, tool: "FormDataKit deflater (discard)", bytes: size, seconds: [])
-        var toFile = ResultRow(workload: mixedName, tool: "FormDataKit BodyCompressor → temp file", bytes: size, seconds: [])
-        var gzip = ResultRow(workload: mixedName, tool: "gzip -6 -c > /dev/null", bytes: size, seconds: [])
-        var python = ResultRow(workload: mixedName, tool: "python zlib compressobj(6, 31)", bytes: size, seconds: [])
-        let hasPython = toolExists("python3")
-        for _ in 0..<runs {
-            measure(&discard, [selfPath, "--child", "gzip", "discard", "6", "0", "application/octet-stream", mixed])
-            measure(&toFile, [selfPath, "--child", "gzip", "file", "6", "0", "application/octet-stream", mixed])
-            measure(&gzip, ["sh", "-c", "gzip -6 -c \"$1\" > /dev/null", "sh", mixed])
-            if hasPython { measure(&python, ["python3", "-c", pythonScript, "6", mixed]) }
+        let adaptiveName = "W6 gzip image/jpeg random \(totalMiB) MiB"
+        var cases: [(row: ResultRow, command: [String])] = []
+        for (label, adaptive, threads) in [("adaptive (stored), automatic threads", "1", "0"),
+                                           ("adaptive off, level 6, automatic threads", "0", "0"),
+                                           ("adaptive (stored), 1 thread", "1", "1"),
+                                           ("adaptive off, level 6, 1 thread", "0", "1")] {
+            cases.append((ResultRow(workload: adaptiveName, tool: "FormDataKit \(label)", bytes: size, seconds: []),
+                          [selfPath, "--child", "gzip", "file", "6", adaptive, "image/jpeg", threads, random]))
         }
-        rows += [discard, toFile, gzip] + (hasPython ? [python] : [])
-
-        let adaptiveName = "gzip image/jpeg random \(totalMiB) MiB"
-        var adaptive = ResultRow(workload: adaptiveName, tool: "FormDataKit adaptive (stored)", bytes: size, seconds: [])
-        var level6 = ResultRow(workload: adaptiveName, tool: "FormDataKit adaptive off, level 6", bytes: size, seconds: [])
+        var cpu = [[Double]](repeating: [], count: cases.count)
         for _ in 0..<runs {
-            measure(&adaptive, [selfPath, "--child", "gzip", "file", "6", "1", "image/jpeg", random])
-            measure(&level6, [selfPath, "--child", "gzip", "file", "6", "0", "image/jpeg", random])
+            for index in cases.indices { W4Workload.measure(&cases[index].row, cpu: &cpu[index], cases[index].command) }
         }
-        rows += [adaptive, level6]
+        rows += cases.map(\.row)
 
         // The RSS case: a 4× body (1 GiB by default) through FormDataRequest, compressed to disk.
         let bigMiB = totalMiB * 4
         let big = try generateMixed(in: directory, size: bigMiB << 20, name: "gzip-big.bin")
         var request = ResultRow(workload: "gzip request \(bigMiB) MiB mixed", tool: "FormDataKit FormDataRequest L6", bytes: bigMiB << 20, seconds: [])
         measure(&request, [selfPath, "--child", "gzip-request", big])
-        request.note = "1 run; shouldCompressRequestBody, 10 fields + the file"
+        request.note = "1 run; shouldCompressRequestBody, 10 fields + the file, automatic threads"
         rows.append(request)
         try? FileManager.default.removeItem(atPath: big)
         return rows
@@ -109,16 +88,19 @@ enum GzipWorkload {
         return path
     }
 
-    /// `--child gzip MODE LEVEL ADAPTIVE TYPE FILE`: compresses FILE as one part typed TYPE.
-    /// MODE `discard` streams to a sink that drops the bytes; `file` uses a temporary file.
+    /// `--child gzip MODE LEVEL ADAPTIVE TYPE THREADS FILE`: compresses FILE as one part typed
+    /// TYPE on THREADS threads (0 = automatic). MODE `discard` streams to a sink that drops the
+    /// bytes; `file` uses a temporary file.
     static func child(_ arguments: [String]) throws {
-        guard arguments.count == 5, let level = Int32(arguments[1]) else { throw BenchError.usage("gzip child arguments") }
-        let (mode, adaptive, type, file) = (arguments[0], arguments[2] == "1", arguments[3], arguments[4])
+        guard arguments.count == 6, let level = Int32(arguments[1]), let threads = Int(arguments[4]) else {
+            throw BenchError.usage("gzip child arguments")
+        }
+        let (mode, adaptive, type, file) = (arguments[0], arguments[2] == "1", arguments[3], arguments[5])
         let size = ((try FileManager.default.attributesOfItem(atPath: file))[.size] as? NSNumber)?.uint64Value ?? 0
         let source = BodySource(segments: [
             BodySegment(.file(FileRange(path: file, length: size, expectedFileSize: size)), partContentType: type)
         ])
-        let settings = CompressionSettings(level: level, adaptive: adaptive)
+        let settings = CompressionSettings(level: level, adaptive: adaptive, threads: threads)
         if mode == "discard" {
             var total: UInt64 = 0
             try BodyCompressor.compress(source, settings: settings) { (chunk) throws(FormDataError) in total += UInt64(chunk.count) }

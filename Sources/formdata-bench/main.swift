@@ -23,6 +23,7 @@ func main() throws {
             try FieldsWorkload.child(workload: arguments[1], fieldsPath: arguments[2], iterations: iterations)
         case "gzip": try GzipWorkload.child(Array(arguments.dropFirst(2)))
         case "gzip-request": try GzipWorkload.requestChild(file: arguments.count > 2 ? arguments[2] : "")
+        case "w4": try W4Workload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -43,7 +44,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "gzip"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "multipart-kit", "w4", "w6"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -53,7 +54,11 @@ func main() throws {
             report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
         case "spool":
             report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
-        case "gzip":
+        case "multipart-kit":
+            report.rows += try MultipartKitWorkload.run(quick: quick, w3MiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "w4":
+            report.rows += try W4Workload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "w6", "gzip":
             report.rows += try GzipWorkload.run(totalMiB: sizeMiB ?? (quick ? 4 : 256), runs: runCount, in: directory)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")

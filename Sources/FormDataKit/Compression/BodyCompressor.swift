@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CZlib
 import Foundation
 
 /// A gzip-compressed body: in memory, or in a private temporary file (removed when the last
@@ -28,11 +29,23 @@ package struct CompressionSettings: Sendable, Equatable {
     package var level: Int32
     /// Whether parts whose content type is in ``AlreadyCompressedTypes`` are stored (level 0).
     package var adaptive: Bool
+    /// Compression threads: 0 = automatic (see ``BodyCompressor/threadCount(for:length:)``),
+    /// 1 = the single-thread streaming ``GzipDeflater``, n ≥ 2 = ``ParallelGzipCompressor``
+    /// with n workers whatever the body size.
+    package var threads: Int
+    /// The block size of parallel compression.
+    package var blockSize: Int
 
-    /// Level `level`, adaptive when `adaptive`.
-    package init(level: Int32 = GzipDeflater.defaultLevel, adaptive: Bool = true) {
+    /// Level `level`, adaptive when `adaptive`, on `threads` threads (0 = automatic) in blocks
+    /// of `blockSize` bytes when parallel.
+    package init(
+        level: Int32 = GzipDeflater.defaultLevel, adaptive: Bool = true, threads: Int = 0,
+        blockSize: Int = ParallelGzipCompressor.defaultBlockSize
+    ) {
         self.level = level
         self.adaptive = adaptive
+        self.threads = threads
+        self.blockSize = blockSize
     }
 }
 
@@ -63,6 +76,28 @@ package enum BodyCompressor {
     package static let readSize = 1 << 20
     /// Structure segments at least this long are compressed at the chosen level (see above).
     package static let structureSwitchThreshold: UInt64 = 4096
+    /// With automatic threads, bodies shorter than this (4 MiB) are compressed on one thread:
+    /// starting workers and priming blocks is not worth it for them.
+    package static let parallelMinimumLength: UInt64 = 4 << 20
+    /// With automatic threads, the most workers used (one per active processor up to this).
+    package static let maximumAutomaticThreads = 8
+
+    /// The number of compression threads `requested` (0 = automatic, or a count ≥ 1) means for
+    /// a body of `length` bytes. Automatic is one thread for bodies under
+    /// ``parallelMinimumLength`` or on a machine with one active processor, else one per active
+    /// processor, at most ``maximumAutomaticThreads``.
+    package static func threadCount(for requested: Int, length: UInt64) -> Int {
+        if requested > 0 { return requested }
+        let processors = min(ProcessInfo.processInfo.activeProcessorCount, maximumAutomaticThreads)
+        return length < parallelMinimumLength || processors < 2 ? 1 : processors
+    }
+
+    /// Throws ``FormDataError/compressionFailed(code:message:)`` unless `threads` is 0 (automatic) or more.
+    package static func validate(threads: Int) throws(FormDataError) {
+        guard threads >= 0 else {
+            throw .compressionFailed(code: Z_STREAM_ERROR, message: "invalid compression thread count \(threads) (use 0 for automatic, or 1 or more)")
+        }
+    }
 
     /// Where compressed output goes.
     package enum Destination: Sendable {
@@ -81,6 +116,7 @@ package enum BodyCompressor {
         purpose: String = "gzip"
     ) throws(FormDataError) -> CompressedBody {
         try ZlibSupport.validate(level: settings.level)
+        try validate(threads: settings.threads)
         let toFile: Bool
         switch destination {
         case .memory: toFile = false
@@ -105,11 +141,18 @@ package enum BodyCompressor {
         }
     }
 
-    /// Compresses `source` with `settings`, passing the gzip stream to `sink` piece by piece.
+    /// Compresses `source` with `settings`, passing the gzip stream to `sink` piece by piece, on
+    /// the number of threads ``threadCount(for:length:)`` picks.
     @discardableResult
     package static func compress(
         _ source: BodySource, settings: CompressionSettings, into sink: GzipDeflater.Sink
     ) throws(FormDataError) -> CompressionSummary {
+        try validate(threads: settings.threads)
+        let threads = threadCount(for: settings.threads, length: source.length)
+        if threads > 1 {
+            return try ParallelGzipCompressor(threads: threads, blockSize: settings.blockSize)
+                .compress(source, settings: settings, into: sink)
+        }
         let deflater = try GzipDeflater(level: settings.level)
         let chosenLevel = deflater.level
         let reader = source.makeReader(chunkSize: readSize)

@@ -95,7 +95,9 @@ extension FormDataRequest {
             let toFile = onDisk || encoded.source.length > BodyCompressor.memoryLimit
             let compressed = try BodyCompressor.compress(
                 encoded.source,
-                settings: CompressionSettings(level: snapshot.compressionLevel, adaptive: snapshot.adaptiveCompression),
+                settings: CompressionSettings(
+                    level: snapshot.compressionLevel, adaptive: snapshot.adaptiveCompression,
+                    threads: snapshot.compressionThreads),
                 to: toFile ? .temporaryFile : .memory)
             built.compressed = compressed
             built.postLength = compressed.length

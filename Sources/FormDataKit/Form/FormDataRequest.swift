@@ -115,6 +115,22 @@ public final class FormDataRequest: Sendable {
         set { mutateBody { $0.adaptiveCompression = newValue } }
     }
 
+    /// How many threads compress the body: 0 (the default) chooses automatically, 1 always uses
+    /// one thread, n ≥ 2 uses n worker threads for any body size.
+    ///
+    /// Automatic means one thread for bodies under 4 MiB
+    /// or on a machine with one active processor, and otherwise one worker per active processor
+    /// (at most 8). On one thread the body goes through a single zlib gzip stream, as in
+    /// ASIHTTPRequest. On more, it is compressed pigz-style: cut into 512 KiB blocks, each deflated
+    /// by a worker primed with the 32 KiB before it, joined into one gzip member with a combined
+    /// CRC-32 — a valid gzip stream that inflates to the same bytes (the compressed bytes differ
+    /// slightly from the one-thread stream, by a few bytes per block). Memory stays bounded either
+    /// way. A negative value fails the build with ``FormDataError/compressionFailed(code:message:)``.
+    public var compressionThreads: Int {
+        get { state.withLock { $0.compressionThreads } }
+        set { mutateBody { $0.compressionThreads = newValue } }
+    }
+
     /// Turns the debug body log on for this request only (see ``debugFormDataRequests``).
     public var shouldLogDebugBody: Bool {
         get { state.withLock { $0.shouldLogDebugBody } }

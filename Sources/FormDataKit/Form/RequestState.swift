@@ -62,6 +62,7 @@ struct RequestState: Sendable {
     var shouldCompressRequestBody = false
     var compressionLevel = GzipDeflater.defaultLevel
     var adaptiveCompression = true
+    var compressionThreads = 0
     var shouldLogDebugBody = false
     var boundary = MultipartBoundary.makeASIBoundary()
     var boundaryIsCustom = false
