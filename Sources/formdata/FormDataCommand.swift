@@ -7,5 +7,5 @@ struct FormDataCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "formdata",
         abstract: "Build and send multipart/form-data and URL-encoded forms; receive and inspect them.",
-        subcommands: [Demo.self, Post.self, Serve.self, Diff.self])
+        subcommands: [Demo.self, Post.self, Build.self, Serve.self, Diff.self])
 }

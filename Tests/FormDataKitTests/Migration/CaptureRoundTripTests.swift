@@ -9,7 +9,7 @@ import Testing
 @Suite("serve --record + diff: curl -F against FormDataRequest")
 struct CaptureRoundTripTests {
     /// The built `formdata` tool (next to the test bundle, or in the package's .build/debug).
-    private static func tool() -> URL? {
+    static func tool() -> URL? {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("formdata"),
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.build/debug/formdata").standardized,
@@ -18,7 +18,7 @@ struct CaptureRoundTripTests {
     }
 
     /// Runs `executable` with `arguments` to completion on a GCD thread; its exit status and output.
-    private static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 let process = Process()
