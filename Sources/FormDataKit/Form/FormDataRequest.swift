@@ -121,7 +121,7 @@ public final class FormDataRequest: Sendable {
     /// Automatic means one thread for bodies under 4 MiB
     /// or on a machine with one active processor, and otherwise one worker per active processor
     /// (at most 8). On one thread the body goes through a single zlib gzip stream, as in
-    /// ASIHTTPRequest. On more, it is compressed pigz-style: cut into 512 KiB blocks, each deflated
+    /// ASIHTTPRequest. On more, it is compressed pigz-style: cut into 256 KiB blocks, each deflated
     /// by a worker primed with the 32 KiB before it, joined into one gzip member with a combined
     /// CRC-32 — a valid gzip stream that inflates to the same bytes (the compressed bytes differ
     /// slightly from the one-thread stream, by a few bytes per block). Memory stays bounded either
