@@ -58,6 +58,11 @@ let package = Package(
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
         ),
         .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting"],
+            exclude: ["Support/form_oracle.py"]
+        ),
+        .testTarget(
             name: "FormDataKitAFTests",
             dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]
         ),
