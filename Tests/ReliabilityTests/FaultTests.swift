@@ -10,6 +10,7 @@ import Testing
 /// write limit while spooling, a killed process, a receiver that drops or stalls the upload,
 /// cancel. Each must end in a clear error, no request with a wrong Content-Length, and no
 /// temporary file left behind.
+extension Reliability {
 @Suite("Faults")
 struct FaultTests {
     /// A private base for the child's temporary directory (`FORMDATAKIT_TMPDIR`), so what it
@@ -26,7 +27,7 @@ struct FaultTests {
 
     /// Writes `size` random bytes (from /dev/urandom: fast in debug builds) to `path`.
     static func writeRandomFile(_ path: String, size: Int, seed: UInt64) throws {
-        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
+        guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw CocoaError(.fileReadNoPermission) }
         defer { random.closeFile() }
         try random.readData(ofLength: size).write(to: URL(fileURLWithPath: path))
     }
@@ -38,7 +39,7 @@ struct FaultTests {
         let base = try Self.makeBase("change")
         defer { try? FileManager.default.removeItem(atPath: base) }
         let file = base + "/input.bin"
-        try Self.writeRandomFile(file, size: 1 << 20, seed: 7)
+        try await offPool { try Self.writeRandomFile(file, size: 1 << 20, seed: 7) }
         let path = "/upload/change-\(mode)-\(gzip)"
         let output = try await Subprocess.run(
             [Subprocess.helperPath, "change", mode, gzip ? "1" : "0", file, server.url(path).absoluteString],
@@ -62,7 +63,7 @@ struct FaultTests {
         let base = try Self.makeBase("fsize")
         defer { try? FileManager.default.removeItem(atPath: base) }
         let file = base + "/input.bin"
-        try Self.writeRandomFile(file, size: 4 << 20, seed: 11)
+        try await offPool { try Self.writeRandomFile(file, size: 4 << 20, seed: 11) }
         // SIGXFSZ ignored (inherited through exec), files limited to 1 MiB: write(2) fails with EFBIG.
         let output = try await Subprocess.run(
             ["bash", "-c", "trap '' XFSZ; ulimit -f 1024; exec \"$0\" \"$@\"", Subprocess.helperPath, "spool", file, gzip ? "1" : "0"],
@@ -82,9 +83,11 @@ struct FaultTests {
         defer { try? FileManager.default.removeItem(atPath: base) }
         let big = base + "/big.bin"
         // ~96 MB of base64 text at gzip level 9: seconds of spooling to catch it in.
-        let random = try #require(FileHandle(forReadingAtPath: "/dev/urandom"))
-        try random.readData(ofLength: 72 << 20).base64EncodedData().write(to: URL(fileURLWithPath: big))
-        random.closeFile()
+        try await offPool {
+            guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw CocoaError(.fileReadNoPermission) }
+            defer { random.closeFile() }
+            try random.readData(ofLength: 72 << 20).base64EncodedData().write(to: URL(fileURLWithPath: big))
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Subprocess.helperPath)
         process.arguments = ["spool", big, "1", "slow"]
@@ -140,10 +143,11 @@ struct FaultTests {
         let file = scratch + "/upload.bin"
         try writeRandomFile(file, size: size, seed: 17)
         let request = FormDataRequest(url: url)
+        request.transport = Reliability.transport
         try request.addFile(file, forKey: "file")
         request.addPostValue("x", forKey: "field")
         try request.buildPostBody()
-        let bodyPath = try #require(request.postBodyFilePath)
+        guard let bodyPath = request.postBodyFilePath else { throw CocoaError(.fileNoSuchFile) }
         let sha = SHA256.hex(try Data(contentsOf: URL(fileURLWithPath: bodyPath)))
         return (request, bodyPath, sha)
     }
@@ -154,7 +158,7 @@ struct FaultTests {
         let scratch = try Self.makeBase("drop")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let path = "/close-first/\(UUID().uuidString)"
-        let (request, bodyPath, sha) = try Self.builtRequest(server.url(path), size: 4 << 20, scratch: scratch)
+        let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 4 << 20, scratch: scratch) }
         request.timeOutSeconds = 30
         var firstError: FormDataError?
         do { _ = try await request.start() } catch { firstError = error }
@@ -178,7 +182,7 @@ struct FaultTests {
         let scratch = try Self.makeBase("stall")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let path = "/stall-first/\(UUID().uuidString)"
-        let (request, bodyPath, sha) = try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch)
+        let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
         request.timeOutSeconds = 1
         request.numberOfTimesToRetryOnTimeout = 2
         let response = try await request.start()
@@ -199,7 +203,7 @@ struct FaultTests {
         let scratch = try Self.makeBase(mode)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let path = "/stall/\(UUID().uuidString)"
-        let (request, bodyPath, _) = try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch)
+        let (request, bodyPath, _) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
         if mode == "timeout" {
             request.timeOutSeconds = 1
         } else {
@@ -219,4 +223,5 @@ struct FaultTests {
         }
         #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after \(mode)")
     }
+}
 }

@@ -14,16 +14,17 @@ import Testing
 ///
 /// CI runs 300 cases (600 bodies); `FORMDATAKIT_LONG=1` runs 10,000. `FORMDATAKIT_SEED=N`
 /// starts from another seed. A failure names the case's seed.
+extension Reliability {
 @Suite("Property round trips")
 struct RoundTripPropertyTests {
     /// One field or file as every parser reports it: name, then value bytes as hex, or file
     /// name, content type, size and sha256.
-    struct Row: Equatable, CustomStringConvertible {
+    struct Row: Equatable, Sendable, CustomStringConvertible {
         var cells: [String]
         var description: String { cells.map(\.debugDescription).joined(separator: " ") }
     }
 
-    struct Expected {
+    struct Expected: Sendable {
         var fields: [Row]
         var files: [Row]
     }
@@ -51,7 +52,7 @@ struct RoundTripPropertyTests {
     }
 
     /// A built body: where its bytes are, its headers.
-    struct Built {
+    struct Built: Sendable {
         var path: String
         var contentType: String
         var gzip: Bool
@@ -140,19 +141,20 @@ struct RoundTripPropertyTests {
     }
 
     static func check(_ built: Built, form: GeneratedForm) async throws -> [String] {
-        var problems: [String] = []
-        // FormDataKitTesting's strict parser.
-        var body = try Data(contentsOf: URL(fileURLWithPath: built.path))
-        if built.gzip { body = try DataDecompressor.uncompressData(body) }
-        do {
-            let parsed = try FormBodyParser.parse(body, contentType: built.contentType)
-            problems += compare(
-                "FormBodyParser",
-                fields: parsed.fields.map { Row(cells: [$0.name, hex(Data($0.value.utf8))]) },
-                files: parsed.files.map { Row(cells: [$0.name, $0.fileName, $0.contentType ?? "<none>", "\($0.size)", $0.sha256]) },
-                with: expected(form, names: wireEscaped))
-        } catch {
-            problems.append("FormBodyParser failed: \(error)")
+        // FormDataKitTesting's strict parser (off the concurrency pool: CPU-heavy in debug builds).
+        var problems: [String] = try await offPool {
+            var body = try Data(contentsOf: URL(fileURLWithPath: built.path))
+            if built.gzip { body = try DataDecompressor.uncompressData(body) }
+            do {
+                let parsed = try FormBodyParser.parse(body, contentType: built.contentType)
+                return compare(
+                    "FormBodyParser",
+                    fields: parsed.fields.map { Row(cells: [$0.name, hex(Data($0.value.utf8))]) },
+                    files: parsed.files.map { Row(cells: [$0.name, $0.fileName, $0.contentType ?? "<none>", "\($0.size)", $0.sha256]) },
+                    with: expected(form, names: wireEscaped))
+            } catch {
+                return ["FormBodyParser failed: \(error)"]
+            }
         }
         // Werkzeug and email, in the shared Python process.
         let answer = try await PythonOracle.shared.parse(path: built.path, contentType: built.contentType, gzip: built.gzip)
@@ -184,22 +186,21 @@ struct RoundTripPropertyTests {
         var valueParts = 0
         for index in 0..<cases {
             let seed = baseSeed &+ UInt64(index)
-            let form = GeneratedForm.make(seed: seed, largeFiles: index % (longRun ? 10 : 60) == 0)
-            var paths: [String?] = []
-            for (number, file) in form.files.enumerated() {
-                if file.onDisk {
-                    let path = scratch + "/file-\(number)"
-                    try file.data.write(to: URL(fileURLWithPath: path))
-                    paths.append(path)
-                } else {
-                    paths.append(nil)
-                }
-            }
+            let largeFiles = index % (longRun ? 10 : 60) == 0
+            let form = try await offPool { GeneratedForm.make(seed: seed, largeFiles: largeFiles) }
             do {
-                let (request, asi) = try Self.buildASI(form, files: paths, scratch: scratch)
+                let paths: [String?] = try await offPool {
+                    try form.files.enumerated().map { number, file -> String? in
+                        guard file.onDisk else { return nil }
+                        let path = scratch + "/file-\(number)"
+                        try file.data.write(to: URL(fileURLWithPath: path))
+                        return path
+                    }
+                }
+                let (request, asi) = try await offPool { try Self.buildASI(form, files: paths, scratch: scratch) }
                 for problem in try await Self.check(asi, form: form) { failures.append("seed \(seed) ASI: \(problem)") }
                 withExtendedLifetime(request) {}
-                let af = try Self.buildAF(form, files: paths, scratch: scratch)
+                let af = try await offPool { try Self.buildAF(form, files: paths, scratch: scratch) }
                 for problem in try await Self.check(af, form: form) { failures.append("seed \(seed) AF: \(problem)") }
             } catch {
                 failures.append("seed \(seed): \(error)")
@@ -213,4 +214,5 @@ struct RoundTripPropertyTests {
         print("property round trips: \(cases) cases, \(bodies) bodies (\(gzipped) gzip), \(valueParts) value parts, \(fileParts) file parts, 3 parsers each, \(failures.count) mismatches")
         #expect(failures.isEmpty, "\(failures.prefix(10).joined(separator: "\n"))")
     }
+}
 }

@@ -12,6 +12,7 @@ import Testing
 
 /// Header injection, escaping, temporary-file permissions, boundary collisions, and bounded
 /// response decompression.
+extension Reliability {
 @Suite("Security")
 struct SecurityTests {
     static let badHeaders: [(String, String)] = [
@@ -153,6 +154,7 @@ struct SecurityTests {
         let server = try await FaultServer.start()
         let bomb = FormDataRequest(url: server.url("/bomb/\(64 << 20)"))
         bomb.requestMethod = "GET"
+        bomb.transport = Reliability.transport
         bomb.maximumDecompressedResponseSize = 1 << 20
         var failure: FormDataError?
         do { _ = try await bomb.start() } catch { failure = error }
@@ -161,6 +163,7 @@ struct SecurityTests {
 
         let fine = FormDataRequest(url: server.url("/bomb/\(512 << 10)"))
         fine.requestMethod = "GET"
+        fine.transport = Reliability.transport
         fine.maximumDecompressedResponseSize = 1 << 20
         let response = try await fine.start()
         await server.stop()
@@ -177,4 +180,5 @@ struct SecurityTests {
         let fits = ResponseInflation.response(head: head, body: bomb, limit: 2 << 20)
         #expect(try fits.get().body.count == 2 << 20)
     }
+}
 }

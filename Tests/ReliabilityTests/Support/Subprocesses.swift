@@ -148,3 +148,11 @@ final class FaultServer: @unchecked Sendable {
         }
     }
 }
+
+/// Runs CPU- or I/O-heavy synchronous `work` on a GCD thread, so a test never holds one of the
+/// few Swift concurrency pool threads (other suites' servers need them) for long.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
