@@ -110,8 +110,12 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, body, [("Content-Type", "application/json")])
 
 
+class Server(ThreadingHTTPServer):
+    request_queue_size = 512  # the load test opens many connections at once
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     sys.stdout.write("%d\n" % server.server_address[1])
