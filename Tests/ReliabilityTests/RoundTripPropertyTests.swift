@@ -172,6 +172,16 @@ struct RoundTripPropertyTests {
         return problems
     }
 
+    @Test("A value or name that starts with U+FEFF keeps it (FormBodyParser used to drop it)")
+    func byteOrderMarkKept() throws {
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+        request.postFormat = .multipartFormData
+        request.addPostValue("\u{FEFF}value", forKey: "\u{FEFF}name")
+        try request.buildPostBody()
+        let parsed = try FormBodyParser.parse(try #require(request.postBody), contentType: try #require(request.requestHeaders["Content-Type"]))
+        #expect(parsed.fields == [ParsedField(name: "\u{FEFF}name", value: "\u{FEFF}value")])
+    }
+
     @Test("Random hostile forms round-trip through Werkzeug, email and FormBodyParser")
     func randomForms() async throws {
         let cases = longRun ? 10_000 : 300

@@ -24,12 +24,7 @@ enum Subprocess {
         }
     }
 
-    /// The directory of the built products (where `reliability-helper` is).
-    static var productsDirectory: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
-
+    /// The `reliability-helper` executable built beside the test binary.
     static var helperPath: String {
         // The test binary is …/debug/FormDataKitPackageTests.xctest (a file on Linux) or a bundle.
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
