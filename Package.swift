@@ -57,6 +57,16 @@ let package = Package(
             dependencies: ["FormDataKit", "FormDataKitTesting"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
         ),
+        .executableTarget(
+            name: "reliability-helper",
+            dependencies: ["FormDataKit"],
+            path: "Tests/ReliabilityHelper"
+        ),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting"],
+            exclude: ["Support/form_oracle.py", "Support/fault_server.py"]
+        ),
         .testTarget(
             name: "FormDataKitAFTests",
             dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]

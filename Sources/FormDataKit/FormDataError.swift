@@ -33,6 +33,9 @@ public enum FormDataError: Error, Sendable, Equatable {
     case unsupportedEncoding(String.Encoding)
     /// A header value for field `field` contains CR, LF or NUL and would break the part headers.
     case invalidHeaderValue(field: String, value: String)
+    /// Request header `name` is not a valid header name (an RFC 9110 token), or its value
+    /// contains CR, LF or NUL (header injection). Raised when the request is built or sent.
+    case invalidRequestHeader(name: String, value: String)
     /// The multipart boundary you set occurs inside the content of field `field`.
     /// (A generated boundary is regenerated instead.)
     case boundaryCollision(boundary: String, field: String)
@@ -111,7 +114,7 @@ extension FormDataError {
         case .timedOut: return 2
         case .authenticationNeeded: return 3
         case .cancelled: return 4
-        case .unableToCreateRequest, .requestInProgress: return 5
+        case .unableToCreateRequest, .requestInProgress, .invalidRequestHeader: return 5
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
@@ -128,7 +131,7 @@ extension FormDataError {
         case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
-            .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress:
+            .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -154,6 +157,8 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "The string encoding \(encoding) is not ASCII-compatible and cannot be used for form bodies"
         case .invalidHeaderValue(let field, let value):
             return "The header value \(value.debugDescription) for field '\(field)' contains CR, LF or NUL"
+        case .invalidRequestHeader(let name, let value):
+            return "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"
         case .boundaryCollision(let boundary, let field):
             return "The multipart boundary \(boundary) occurs in the content of field '\(field)'"
         case .temporaryFileFailed(let path, let operation, let code):

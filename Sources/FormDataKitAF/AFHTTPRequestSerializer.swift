@@ -156,7 +156,9 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     /// encoded by ``request(bySerializingRequest:withParameters:)``.
     ///
     /// - Throws: ``AFURLRequestSerializationError/invalidURLString(_:)`` for a string that is not
-    ///   a URL, and whatever serializing the parameters throws.
+    ///   a URL, `FormDataError.invalidRequestHeader` for a header (set with
+    ///   ``setValue(_:forHTTPHeaderField:)``) whose name is not a token or whose value has CR, LF
+    ///   or NUL, and whatever serializing the parameters throws.
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
         guard let url = NSURL(string: urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
         var request = URLRequest(url: url as URL)
@@ -172,6 +174,11 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     open func request(bySerializingRequest request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
         let current = settings.current
         var result = current.withDefaultHeaders(request)
+        // Header injection: a name that is not a token, or a value with CR, LF or NUL, is refused
+        // here (setValue(_:forHTTPHeaderField:) cannot throw). The serializer's own headers are
+        // checked as set: URLRequest may rewrite or drop a bad one silently.
+        try RequestHeaderValidation.requireValid(current.headers)
+        try RequestHeaderValidation.requireValid(result.allHTTPHeaderFields ?? [:])
         var query: String?
         if let parameters {
             if let block = current.queryStringBlock {

@@ -209,7 +209,11 @@ public enum FormBodyParser {
 
     /// `data` as UTF-8, or ISO-8859-1 when it is not valid UTF-8.
     static func text(_ data: Data) -> String {
-        String(data: data, encoding: .utf8) ?? String(data: data, encoding: .isoLatin1) ?? ""
+        // Not `String(data:encoding: .utf8)`: Foundation drops a leading U+FEFF (BOM) there, and
+        // a value that starts with one must come back whole.
+        let utf8 = String(decoding: data, as: UTF8.self)
+        if utf8.utf8.elementsEqual(data) { return utf8 }
+        return String(data: data, encoding: .isoLatin1) ?? ""
     }
 
     /// The `; key=value` parameters of a header value, keys lowercased, quotes removed.

@@ -14,4 +14,17 @@ package enum MultipartBoundary {
     package static func delimiter(_ boundary: String) -> [UInt8] {
         Array("--\(boundary)".utf8)
     }
+
+    /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` unless `boundary` is 1–70 of
+    /// RFC 2046's boundary characters (letters, digits, `'()+_,-./:=?` and space, not last).
+    package static func requireValid(_ boundary: String) throws(FormDataError) {
+        let allowed = Set("'()+_,-./:=? ".utf8)
+        let bytes = Array(boundary.utf8)
+        let valid = (1...70).contains(bytes.count) && bytes.last != UInt8(ascii: " ")
+            && bytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || allowed.contains(byte)
+            }
+        if !valid { throw .invalidHeaderValue(field: "(multipart boundary)", value: boundary) }
+    }
 }

@@ -17,7 +17,12 @@ package struct MultipartWriter {
     }
 
     /// Writes `parts` into `builder`.
+    ///
+    /// - Throws: ``FormDataError/invalidHeaderValue(field:value:)`` for a boundary that is not
+    ///   1–70 of RFC 2046's boundary characters (it goes unquoted into `Content-Type`), or a part
+    ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/boundaryCollision(boundary:field:)``.
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
+        try MultipartBoundary.requireValid(boundary)
         let opening = "--\(boundary)\r\n"
         let separator = "\r\n--\(boundary)\r\n"
         builder.appendASCII(opening)
@@ -26,6 +31,11 @@ package struct MultipartWriter {
             // Headers and in-memory content are checked for the delimiter where they were written.
             let mark = builder.pendingMark
             for header in part.headers {
+                // Content-Disposition carries the escaped name and filename (no CR or LF left);
+                // any other header value (a content type) must not break the header block.
+                if header.name.caseInsensitiveCompare("Content-Disposition") != .orderedSame {
+                    try HeaderParameterEscaping.requireSafeHeaderValue(header.value, field: part.fieldName)
+                }
                 builder.appendASCII(header.name)
                 builder.appendASCII(": ")
                 try builder.appendText(header.value, field: part.fieldName, role: .name)

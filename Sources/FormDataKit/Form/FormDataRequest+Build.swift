@@ -11,9 +11,12 @@ extension FormDataRequest {
     /// - Form with files: multipart, spooled to a temporary file (``postBodyFilePath``).
     /// - Empty form: no body, no `Content-Type`.
     ///
-    /// - Throws: ``FormDataError`` naming the file, field or encoding at fault. Nothing is left
-    ///   on disk when a build fails.
+    /// - Throws: ``FormDataError`` naming the file, field or encoding at fault, or
+    ///   ``FormDataError/invalidRequestHeader(name:value:)`` for a header set with
+    ///   ``addRequestHeader(_:value:)`` whose name is not a token or whose value has CR, LF or NUL.
+    ///   Nothing is left on disk when a build fails.
     public func buildPostBody() throws {
+        try RequestHeaderValidation.requireValid(requestHeaders)
         try serializingBuilds {
             while true {
                 let snapshot: RequestState? = state.withLock { $0.built == nil ? $0 : nil }
@@ -75,6 +78,12 @@ extension FormDataRequest {
     static func makeBody(from snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         let form = snapshot.form
         guard !form.isEmpty else { return .none }
+        // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
+        for file in form.files {
+            guard case .file(let path) = file.content, let expected = snapshot.fileSizesAtAdd[path] else { continue }
+            let actual = try FileInspection.regularFileSize(at: path)
+            if actual != expected { throw .fileChanged(path: path, expectedSize: expected, actualSize: actual) }
+        }
         let debug = snapshot.shouldLogDebugBody || debugFormDataRequests
         let hasFiles = !form.files.isEmpty
         let encoded: EncodedBody

@@ -69,8 +69,11 @@ extension FormDataRequest {
 
     /// Builds what the transport sends from the current state (after a successful build).
     func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
-        let settings = sending.withLock { ($0.timeOutSeconds, $0.allowCompressedResponse, $0.userAgentString, $0.username, $0.password) }
-        let (timeout, allowCompressed, userAgent, username, password) = settings
+        let settings = sending.withLock {
+            ($0.timeOutSeconds, $0.allowCompressedResponse, $0.userAgentString, $0.username, $0.password,
+             $0.maximumDecompressedResponseSize)
+        }
+        let (timeout, allowCompressed, userAgent, username, password, responseLimit) = settings
         return state.withLock { state in
             guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 state.url.host != nil
@@ -94,6 +97,14 @@ extension FormDataRequest {
             if !has("Authorization"), let username {
                 headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
             }
+            // Headers set after the build (or a user agent) are checked here, as they go out.
+            for header in headers {
+                do throws(FormDataError) {
+                    try RequestHeaderValidation.requireValid(name: header.name, value: header.value)
+                } catch {
+                    return .failure(error)
+                }
+            }
             let body: TransportRequest.Body
             var file: TemporaryFile?
             switch state.built?.payload ?? .none {
@@ -105,9 +116,10 @@ extension FormDataRequest {
                 body = .file(path: payloadFile.path, length: state.built?.postLength ?? 0)
                 file = payloadFile
             }
-            let request = TransportRequest(
+            var request = TransportRequest(
                 url: state.url, method: state.requestMethod, headers: headers, body: body,
                 timeoutInterval: timeout)
+            request.maximumDecompressedResponseSize = responseLimit
             return .success((request, file))
         }
     }

@@ -54,6 +54,21 @@ extension FormDataRequest {
         set { sending.withLock { $0.allowCompressedResponse = newValue } }
     }
 
+    /// The largest response body accepted after decompression, in bytes: a response sent with a
+    /// `Content-Encoding` (gzip) that inflates past it is stopped as soon as it does and fails with
+    /// ``FormDataError/compression(underlying:)`` wrapping
+    /// ``FormDataError/decompressedSizeLimitExceeded(limit:)`` — a guard against decompression
+    /// bombs (a few KiB on the wire, gigabytes in memory). 256 MiB by default
+    /// (``defaultMaximumDecompressedResponseSize``). Bodies without a content encoding are not
+    /// limited by it.
+    public var maximumDecompressedResponseSize: UInt64 {
+        get { sending.withLock { $0.maximumDecompressedResponseSize } }
+        set { sending.withLock { $0.maximumDecompressedResponseSize = newValue } }
+    }
+
+    /// The default ``maximumDecompressedResponseSize``: 256 MiB.
+    public static let defaultMaximumDecompressedResponseSize: UInt64 = 256 << 20
+
     /// The `User-Agent` header; nil sends ``defaultUserAgentString``. A `User-Agent` in
     /// ``requestHeaders`` wins over both.
     public var userAgentString: String? {

@@ -192,9 +192,15 @@ public final class FormDataRequest: Sendable {
     /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
     /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
     /// the body is built. A missing file or a directory throws ``FormDataError`` naming the path.
+    /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
+    /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
+    /// sending nothing; add the file again to send its new contents.
     public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
-        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
-        mutateBody { $0.form.addFile(field) }
+        let (field, size) = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody {
+            $0.form.addFile(field)
+            $0.fileSizesAtAdd[filePath] = size
+        }
     }
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
@@ -204,8 +210,11 @@ public final class FormDataRequest: Sendable {
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
     public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
-        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
-        mutateBody { $0.form.setFile(field) }
+        let (field, size) = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody {
+            $0.form.setFile(field)
+            $0.fileSizesAtAdd[filePath] = size
+        }
     }
 
     /// Appends `data` as a file field with file name `file` and type `application/octet-stream`.
@@ -246,12 +255,13 @@ public final class FormDataRequest: Sendable {
 
     // MARK: - Private helpers
 
-    private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> FormFileField {
-        _ = try FileInspection.regularFileSize(at: path)
+    private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> (FormFileField, UInt64) {
+        let size = try FileInspection.regularFileSize(at: path)
         let name = fileName ?? (path as NSString).lastPathComponent
-        return FormFileField(
+        let field = FormFileField(
             name: key, fileName: name, contentType: contentType ?? MIMETypes.type(forFileName: path),
             content: .file(path: path))
+        return (field, size)
     }
 
     private static func dataField(_ data: Data?, fileName: String?, contentType: String?, key: String) -> FormFileField {

@@ -68,6 +68,9 @@ struct RequestState: Sendable {
     var boundaryIsCustom = false
     var requestHeaders: [String: String] = [:]
     var form = Form()
+    /// The size of each added file (by path) when it was added: a build refuses a file whose size
+    /// changed since, rather than silently send other contents than the caller added.
+    var fileSizesAtAdd: [String: UInt64] = [:]
 
     /// The built body; nil when none is built or the last one is stale.
     var built: BuiltBody?

@@ -15,6 +15,7 @@ struct SendingState {
     var password: String?
     var allowCompressedResponse = true
     var userAgentString: String?
+    var maximumDecompressedResponseSize = FormDataRequest.defaultMaximumDecompressedResponseSize
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
 

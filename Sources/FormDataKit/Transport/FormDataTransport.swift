@@ -66,6 +66,11 @@ public struct TransportRequest: Sendable, Equatable {
     /// Seconds without any bytes sent or received before the send fails with
     /// ``FormDataError/timedOut(underlying:)``; 0 or less means no timeout.
     public var timeoutInterval: TimeInterval
+    /// The largest response body accepted once a `Content-Encoding` (gzip) is undone; a
+    /// transport stops receiving when a decoded body grows past it and completes with
+    /// ``FormDataError/compression(underlying:)`` wrapping
+    /// ``FormDataError/decompressedSizeLimitExceeded(limit:)``. 256 MiB unless set.
+    public var maximumDecompressedResponseSize: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
 
     /// A request with all its parts.
     public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
@@ -85,6 +90,7 @@ public struct TransportRequest: Sendable, Equatable {
     public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
             && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.maximumDecompressedResponseSize == rhs.maximumDecompressedResponseSize
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }

@@ -4,7 +4,10 @@ import Foundation
 /// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
 enum ResponseInflation {
     /// The response for `head` and the received `body`.
-    static func response(head: TransportResponseHead, body: Data) -> Result<FormDataResponse, FormDataError> {
+    static func response(
+        head: TransportResponseHead, body: Data,
+        limit: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
+    ) -> Result<FormDataResponse, FormDataError> {
         if head.statusCode == 401 || head.statusCode == 407 {
             return .failure(.authenticationNeeded(underlying: UnderlyingError(
                 domain: "HTTP", code: head.statusCode, message: head.statusLine)))
@@ -14,7 +17,7 @@ enum ResponseInflation {
         // body that still starts with the gzip magic is inflated here.
         if let encoding = head.header("Content-Encoding"), encoding.lowercased().contains("gzip"),
             body.count >= 2, body[body.startIndex] == 0x1f, body[body.startIndex + 1] == 0x8b {
-            switch inflate(body) {
+            switch inflate(body, limit: limit) {
             case .success(let inflated): body = inflated
             case .failure(let error): return .failure(.compression(underlying: error))
             }
@@ -22,13 +25,19 @@ enum ResponseInflation {
         return .success(FormDataResponse(statusCode: head.statusCode, headers: head.headers, body: body))
     }
 
-    /// The largest inflated response accepted (a guard against decompression bombs): 1 GiB.
-    static let outputLimit: UInt64 = 1 << 30
+    /// Whether a response with `head` carries a content encoding (its body is decoded, and so
+    /// bounded by the decompressed-size limit).
+    static func isEncoded(_ head: TransportResponseHead) -> Bool {
+        guard let encoding = head.header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else {
+            return false
+        }
+        return !encoding.isEmpty && encoding != "identity"
+    }
 
-    /// `data` inflated, with at most ``outputLimit`` bytes of output.
-    static func inflate(_ data: Data) -> Result<Data, FormDataError> {
+    /// `data` inflated, with at most `limit` bytes of output.
+    static func inflate(_ data: Data, limit: UInt64) -> Result<Data, FormDataError> {
         do throws(FormDataError) {
-            let inflater = try GzipInflater(outputLimit: outputLimit)
+            let inflater = try GzipInflater(outputLimit: limit)
             var out = Data()
             try inflater.decompress(data) { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
             try inflater.finish()

@@ -61,7 +61,9 @@ public final class URLSessionTransport: FormDataTransport {
         }
         var bodyPath: String?
         if case .file(let path, _) = request.body { bodyPath = path }
-        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath)
+        router.register(
+            task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
+            responseLimit: request.maximumDecompressedResponseSize)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
@@ -82,21 +84,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let observer: any TransportObserver
         let expectedBodyLength: Int64
         let bodyPath: String?
+        let responseLimit: UInt64
         var head: TransportResponseHead?
         var body = Data()
         var challenged: URLAuthenticationChallenge?
+        var limitExceeded = false
 
-        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, responseLimit: UInt64) {
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
+            self.responseLimit = responseLimit
         }
     }
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
-    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
-        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath)
+    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
+                  responseLimit: UInt64) {
+        let record = TaskRecord(
+            observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath, responseLimit: responseLimit)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -123,7 +130,17 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        record(for: dataTask)?.body.append(data)
+        guard let record = record(for: dataTask), !record.limitExceeded else { return }
+        // libcurl inflates gzip responses itself: an encoded body arrives here decoded, so a
+        // decompression bomb is stopped here, as soon as it passes the limit.
+        if let head = record.head, ResponseInflation.isEncoded(head),
+            UInt64(record.body.count) + UInt64(data.count) > record.responseLimit {
+            record.limitExceeded = true
+            record.body = Data()
+            dataTask.cancel()
+            return
+        }
+        record.body.append(data)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
@@ -138,7 +155,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         let result: Result<FormDataResponse, FormDataError>
-        if let challenge = record.challenged, error != nil {
+        if record.limitExceeded {
+            result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
+        } else if let challenge = record.challenged, error != nil {
             let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
             result = .failure(.authenticationNeeded(underlying: UnderlyingError(
                 domain: "HTTP", code: status,
@@ -148,7 +167,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
             TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
         }) {
-            result = ResponseInflation.response(head: head, body: record.body)
+            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit)
         } else {
             result = .failure(.connectionFailure(underlying: UnderlyingError(
                 domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))

@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+// libFuzzer targets for FormDataKit, kept apart so the main package has no unsafe flags.
+// Build: swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+// Run:   .build/release/FuzzParser -max_total_time=30 Corpus/parser > parser.log 2>&1
+import PackageDescription
+
+let package = Package(
+    name: "FormDataKitFuzz",
+    dependencies: [.package(name: "FormDataKit", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "FuzzParser",
+            dependencies: [.product(name: "FormDataKitTesting", package: "FormDataKit")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "FuzzInflate",
+            dependencies: [.product(name: "FormDataKit", package: "FormDataKit")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,11 @@
+import FormDataKit
+import Testing
+
+/// The reliability suites (property round trips, faults, load, security) run one at a time:
+/// each is heavy on its own, and the machine has two cores shared with every other suite.
+@Suite("Reliability", .serialized)
+enum Reliability {
+    /// The transport the reliability tests send with: their own session, apart from the shared
+    /// one other suites load.
+    static let transport = URLSessionTransport()
+}
