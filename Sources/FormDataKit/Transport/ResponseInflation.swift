@@ -2,9 +2,9 @@ import Foundation
 
 /// Turns a received response into a ``FormDataResponse``: inflates a gzip body, and reports
 /// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
-enum ResponseInflation {
+package enum ResponseInflation {
     /// The response for `head` and the received `body`.
-    static func response(head: TransportResponseHead, body: Data) -> Result<FormDataResponse, FormDataError> {
+    package static func response(head: TransportResponseHead, body: Data) -> Result<FormDataResponse, FormDataError> {
         if head.statusCode == 401 || head.statusCode == 407 {
             return .failure(.authenticationNeeded(underlying: UnderlyingError(
                 domain: "HTTP", code: head.statusCode, message: head.statusLine)))

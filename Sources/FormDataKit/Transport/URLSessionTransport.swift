@@ -50,21 +50,46 @@ public final class URLSessionTransport: FormDataTransport {
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
+        var body = request.body
+        var spooled: TemporaryFile?
+        if case .source(let source) = body {
+            // URLSession cannot stream with an exact length on Linux: a segment body is read into
+            // memory when it is all in memory, else spooled to a temporary file removed at the end.
+            do throws(FormDataError) {
+                if source.isInMemory {
+                    body = .data(try source.readAll())
+                } else {
+                    let file = try BodySpooler.spool(source)
+                    spooled = file
+                    body = .file(path: file.path, length: source.length)
+                }
+            } catch {
+                let failure = FormDataError.whileSending(error)
+                DispatchQueue.global().async { observer.transportDidComplete(.failure(failure)) }
+                return NoTransportTask()
+            }
+        }
         let task: URLSessionTask
-        switch request.body {
-        case .none:
+        var bodyPath: String?
+        switch body {
+        case .none, .source:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
             task = session.uploadTask(with: urlRequest, from: data)
         case .file(let path, _):
             task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: path))
+            bodyPath = path
         }
-        var bodyPath: String?
-        if case .file(let path, _) = request.body { bodyPath = path }
-        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath)
+        router.register(task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length),
+                        bodyPath: bodyPath, spooledBody: spooled)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
+}
+
+/// The task of a send that failed before it started: nothing to cancel.
+struct NoTransportTask: TransportTask {
+    func cancel() {}
 }
 
 /// A URLSession task as a ``TransportTask``.
@@ -82,21 +107,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let observer: any TransportObserver
         let expectedBodyLength: Int64
         let bodyPath: String?
+        /// A body the transport spooled itself (for a ``TransportRequest/Body/source(_:)``).
+        let spooledBody: TemporaryFile?
         var head: TransportResponseHead?
         var body = Data()
         var challenged: URLAuthenticationChallenge?
 
-        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, spooledBody: TemporaryFile?) {
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
+            self.spooledBody = spooledBody
         }
     }
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
-    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?) {
-        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath)
+    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
+                  spooledBody: TemporaryFile?) {
+        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
+                                spooledBody: spooledBody)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -137,6 +167,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        record.spooledBody?.remove()
         let result: Result<FormDataResponse, FormDataError>
         if let challenge = record.challenged, error != nil {
             let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401

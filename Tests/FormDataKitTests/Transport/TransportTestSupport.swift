@@ -1,6 +1,27 @@
 import Foundation
 import FormDataKit
+import FormDataKitAsyncHTTPClient
 import FormDataKitTesting
+import Testing
+
+/// The transports the sending tests run against.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    /// The process's shared transport of this kind.
+    var transport: any FormDataTransport {
+        switch self {
+        case .urlSession: return URLSessionTransport.shared
+        case .asyncHTTPClient: return AsyncHTTPClientTransport.shared
+        }
+    }
+
+    /// Whether a body with files is spooled to a temporary file before it is sent.
+    var spools: Bool { self == .urlSession }
+
+    var testDescription: String { rawValue }
+}
 
 /// Helpers for the transport tests: a receiver per test, scratch input files, blocking calls
 /// run off the cooperative pool, and a delegate that records events.
