@@ -13,6 +13,14 @@ struct AFSecurityPolicyTests {
         var bytes: Int
     }
 
+    /// Runs a blocking call (a process start) on a plain thread, off the cooperative pool.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: Result { try body() }) }
+        }
+        return try result.get()
+    }
+
     /// POSTs a multipart form through a manager whose transport applies `policy`; returns the
     /// response object (parsed JSON) or the error.
     static func post(to server: HTTPSTestServer, policy: AFSecurityPolicy) async throws -> Result<Answer, any Error> {
@@ -36,11 +44,11 @@ struct AFSecurityPolicyTests {
 
     @Test("certificate mode pinning the server's self-signed certificate (DER): accepted; another server: rejected")
     func certificateMode() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await Self.offPool { try TestCertificates.make() }
         defer { certificates.remove() }
-        let serverA = try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        let serverA = try await Self.offPool { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
         defer { serverA.stop() }
-        let serverB = try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key)
+        let serverB = try await Self.offPool { try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key) }
         defer { serverB.stop() }
         let policy = AFSecurityPolicy.policy(
             withPinningMode: .certificate,
@@ -58,8 +66,8 @@ struct AFSecurityPolicyTests {
     }
 
     @Test("certificate mode pinning a CA works; pinning a CA-issued leaf or a public key is unsupported")
-    func unsupportedModes() throws {
-        let certificates = try TestCertificates.make()
+    func unsupportedModes() async throws {
+        let certificates = try await Self.offPool { try TestCertificates.make() }
         defer { certificates.remove() }
         let ca = try TestCertificates.der(ofPEM: certificates.certificateAuthority)
         let leaf = try TestCertificates.der(ofPEM: certificates.issued.leaf)

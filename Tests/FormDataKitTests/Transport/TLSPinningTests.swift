@@ -26,11 +26,11 @@ struct TLSPinningTests {
 
     @Test("a pinned self-signed certificate is accepted; another certificate is rejected")
     func selfSignedPinning() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TransportTestSupport.blocking { try TestCertificates.make() }
         defer { certificates.remove() }
-        let serverA = try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        let serverA = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
         defer { serverA.stop() }
-        let serverB = try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key)
+        let serverB = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key) }
         defer { serverB.stop() }
 
         let accepted = try await Self.send(to: serverA, pinning: [certificates.selfSignedA.certificate])
@@ -49,11 +49,11 @@ struct TLSPinningTests {
 
     @Test("\"only this CA\": a server whose chain ends in the pinned CA is accepted, a self-signed one is not")
     func certificateAuthorityPinning() async throws {
-        let certificates = try TestCertificates.make()
+        let certificates = try await TransportTestSupport.blocking { try TestCertificates.make() }
         defer { certificates.remove() }
-        let issued = try HTTPSTestServer(certificateChain: certificates.issued.chain, key: certificates.issued.key)
+        let issued = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.issued.chain, key: certificates.issued.key) }
         defer { issued.stop() }
-        let other = try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        let other = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
         defer { other.stop() }
 
         let accepted = try await Self.send(to: issued, pinning: [certificates.certificateAuthority])

@@ -51,6 +51,13 @@ enum TransportTestSupport {
         }
     }
 
+    /// Runs a blocking, throwing call (starting a server process, running `openssl`, hashing a
+    /// large file) on a plain thread, so it never holds one of the cooperative pool's threads.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let result: Result<T, any Error> = await blocking { Result { try body() } }
+        return try result.get()
+    }
+
     static let scratchPrefix = "fdk-transport-test-"
 
     /// Removes scratch directories left by test processes that died (killed mid-test).
