@@ -23,13 +23,13 @@ struct AFSecurityPolicyTests {
 
     /// POSTs a multipart form through a manager whose transport applies `policy`; returns the
     /// response object (parsed JSON) or the error.
-    static func post(to server: HTTPSTestServer, policy: AFSecurityPolicy) async throws -> Result<Answer, any Error> {
+    static func post(to server: HTTPSTestServer, policy: AFSecurityPolicy, file: URL) async throws -> Result<Answer, any Error> {
         let transport = AsyncHTTPClientTransport(configuration: try .init(pinning: try policy.trustAnchorPinning()))
         let manager = AFHTTPSessionManager(baseURL: server.url("/"), sessionConfiguration: nil, transport: transport)
         let result: Result<Answer, any Error> = await withCheckedContinuation { continuation in
             _ = manager.post("upload", parameters: ["a": "1"], headers: nil, constructingBodyWith: { form in
-                form.appendPart(withFileData: Data(repeating: 7, count: 100_000), name: "file", fileName: "f.bin",
-                                mimeType: "application/octet-stream")
+                // A file part: streamed by the AsyncHTTPClient transport, never spooled.
+                try form.appendPart(withFileURL: file, name: "file")
             }, progress: nil, success: { _, object in
                 let value = object as? [String: Any] ?? [:]
                 continuation.resume(returning: .success(Answer(method: value["method"] as? String,
@@ -50,15 +50,17 @@ struct AFSecurityPolicyTests {
         defer { serverA.stop() }
         let serverB = try await Self.offPool { try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key) }
         defer { serverB.stop() }
+        let file = URL(fileURLWithPath: certificates.directory + "/upload.bin")
+        try Data(repeating: 7, count: 2_000_000).write(to: file)
         let policy = AFSecurityPolicy.policy(
             withPinningMode: .certificate,
             withPinnedCertificates: [try TestCertificates.der(ofPEM: certificates.selfSignedA.certificate)])
 
-        let accepted = try await Self.post(to: serverA, policy: policy)
+        let accepted = try await Self.post(to: serverA, policy: policy, file: file)
         let object = try accepted.get()
         #expect(object.method == "POST")
-        #expect(object.bytes > 100_000)
-        let rejected = try await Self.post(to: serverB, policy: policy)
+        #expect(object.bytes > 2_000_000)
+        let rejected = try await Self.post(to: serverB, policy: policy, file: file)
         guard case .failure = rejected else {
             Issue.record("a server with another certificate was accepted")
             return

@@ -54,13 +54,16 @@ struct AsyncHTTPClientTransportTests {
     @Test("a multipart body with files is streamed from its parts: no temp file, exact Content-Length, same bytes")
     func streamsWithoutSpool() async throws {
         // FDK_AHC_UPLOAD_MIB=1024 runs the 1 GiB upload; the default keeps CI fast.
-        let mebibytes = ProcessInfo.processInfo.environment["FDK_AHC_UPLOAD_MIB"].flatMap(Int.init) ?? 6
+        let mebibytes = ProcessInfo.processInfo.environment["FDK_AHC_UPLOAD_MIB"].flatMap(Int.init) ?? 3
         let total = mebibytes << 20
         let scratch = try Support.makeFile(size: 1, name: "unused")
         defer { scratch.remove() }
         let sizes = [total / 2, total / 3, total - total / 2 - total / 3]
-        let paths = try sizes.enumerated().map { index, size in
-            try Self.writeLargeFile(size: size, seed: UInt64(index + 1) << 32, in: scratch.directory, name: "part\(index).bin")
+        let directory = scratch.directory
+        let paths = try await Support.blocking {
+            try sizes.enumerated().map { index, size in
+                try Self.writeLargeFile(size: size, seed: UInt64(index + 1) << 32, in: directory, name: "part\(index).bin")
+            }
         }
         let transport = RecordingTransport(AsyncHTTPClientTransport.shared)
         let hashBody = mebibytes <= 16

@@ -14,6 +14,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/upload"))
             request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("Ben", forKey: "first_name")
             request.setPostValue("Grüße ✓", forKey: "greeting")
             try request.addFile(file.path, forKey: "photo")
@@ -46,6 +47,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/form"))
             request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.addPostValue("a b&c", forKey: "q")
             request.addPostValue(42, forKey: "n")
             _ = try await request.start()
@@ -63,6 +65,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/upload"))
             request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue(String(repeating: "compressible text ", count: 500), forKey: "text")
             if withFile { try request.addFile(file.path, forKey: "file") }
             request.shouldCompressRequestBody = true
@@ -87,6 +90,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/gzip"))
             request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("x", forKey: "y")
             let response = try await request.start()
             #expect(response.header("Content-Encoding") == "gzip")
@@ -97,6 +101,7 @@ struct SendingTests {
 
             let plain = FormDataRequest(url: receiver.url("/echo"))
             plain.transport = kind.transport
+            plain.timeOutSeconds = Support.patientTimeout
             plain.allowCompressedResponse = false
             plain.setPostValue("x", forKey: "y")
             _ = try await plain.start()
@@ -110,6 +115,7 @@ struct SendingTests {
             for code in [404, 500] {
                 let request = FormDataRequest(url: receiver.url("/status/\(code)"))
                 request.transport = kind.transport
+                request.timeOutSeconds = Support.patientTimeout
                 request.setPostValue("v", forKey: "k")
                 let response = try await request.start()
                 #expect(response.statusCode == code)
@@ -126,6 +132,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let viaHeader = FormDataRequest(url: receiver.url("/auth/secret_username/secret_password"))
             viaHeader.transport = kind.transport
+            viaHeader.timeOutSeconds = Support.patientTimeout
             viaHeader.addBasicAuthenticationHeader(withUsername: "secret_username", andPassword: "secret_password")
             viaHeader.setPostValue("1", forKey: "a")
             let first = try await viaHeader.start()
@@ -134,6 +141,7 @@ struct SendingTests {
 
             let viaProperties = FormDataRequest(url: receiver.url("/auth/u/p"))
             viaProperties.transport = kind.transport
+            viaProperties.timeOutSeconds = Support.patientTimeout
             viaProperties.username = "u"
             viaProperties.password = "p"
             viaProperties.setPostValue("1", forKey: "a")
@@ -142,6 +150,7 @@ struct SendingTests {
 
             let wrong = FormDataRequest(url: receiver.url("/auth/u/p"))
             wrong.transport = kind.transport
+            wrong.timeOutSeconds = Support.patientTimeout
             wrong.username = "u"
             wrong.password = "wrong"
             wrong.setPostValue("1", forKey: "a")
@@ -157,6 +166,7 @@ struct SendingTests {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/ua"))
             request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("1", forKey: "a")
             request.userAgentString = "My Application 1.0 (Linux)"
             _ = try await request.start()

@@ -26,6 +26,11 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 /// Helpers for the transport tests: a receiver per test, scratch input files, blocking calls
 /// run off the cooperative pool, and a delegate that records events.
 enum TransportTestSupport {
+    /// The idle timeout of test requests that are not about timeouts: generous, because on a
+    /// loaded two-core machine the receivers (on the cooperative pool) can stall for seconds
+    /// while other suites run debug-build hashing and compression.
+    static let patientTimeout: TimeInterval = 60
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
