@@ -10,8 +10,9 @@ import NIOSSL
 /// Linux.
 ///
 /// - An encoded body (``TransportRequest/Body/source(_:)``) is streamed as it is read — literal
-///   segments as they are, file ranges in chunks of ``Configuration/chunkSize`` on NIO's
-///   blocking-I/O thread pool — with its exact `Content-Length` and real backpressure. A
+///   segments as they are, file ranges in chunks of ``Configuration/chunkSize`` on the
+///   transport's own file-reading thread (never the cooperative pool) — with its exact
+///   `Content-Length` and real backpressure. A
 ///   ``FormDataRequest`` sent through this transport is never spooled to a temporary file
 ///   (``streamsBodySource`` is true). A file whose size changed since the length was computed
 ///   fails the send with ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (wrapped
@@ -70,6 +71,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
     private let client: HTTPClient
+    /// The thread that reads file ranges (one, so chunk buffers come from one malloc arena and
+    /// peak memory stays flat; reads are short and sequential per send).
+    private let fileIO: NIOThreadPool
 
     /// A transport with its own `HTTPClient` on NIO's shared event loop group. Call
     /// ``shutdown()`` when done with it.
@@ -87,11 +91,14 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         // does) instead of being retried with backoff until the idle timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+        fileIO = NIOThreadPool(numberOfThreads: 1)
+        fileIO.start()
     }
 
     /// Shuts the client down: sends in flight fail, later sends fail with a connection failure.
     public func shutdown() async throws {
         try await client.shutdown()
+        try await fileIO.shutdownGracefully()
     }
 
     /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
@@ -99,7 +106,7 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize)
+        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO)
         let client = self.client
         let task = Task.detached { await send.run(on: client) }
         send.attach(task)
@@ -121,6 +128,7 @@ final class Send: @unchecked Sendable {
     private let request: TransportRequest
     private let observer: any TransportObserver
     private let chunkSize: Int
+    private let fileIO: NIOThreadPool
     private let lock = NSLock()
     private let observerLock = NSLock()
     private var task: Task<Void, Never>?
@@ -133,10 +141,11 @@ final class Send: @unchecked Sendable {
     private var headReceived = false
     private var completed = false
 
-    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int) {
+    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool) {
         self.request = request
         self.observer = observer
         self.chunkSize = chunkSize
+        self.fileIO = fileIO
     }
 
     private func locked<T>(_ body: () -> T) -> T {
@@ -243,7 +252,7 @@ final class Send: @unchecked Sendable {
         case .data(let data):
             let counted = BodySourceSequence(
                 source: BodySource(segments: [BodySegment(.bytes(data))]), chunkSize: chunkSize,
-                threadPool: .singleton, onChunk: { [weak self] in self?.handedOver($0) },
+                threadPool: fileIO, onChunk: { [weak self] in self?.handedOver($0) },
                 onError: { [weak self] in self?.bodyFailed($0) })
             built.body = .stream(counted, length: .known(length))
         case .file(let path, let fileLength):
@@ -259,7 +268,7 @@ final class Send: @unchecked Sendable {
 
     private func sequence(over source: BodySource) -> BodySourceSequence {
         BodySourceSequence(
-            source: source, chunkSize: chunkSize, threadPool: .singleton,
+            source: source, chunkSize: chunkSize, threadPool: fileIO,
             onChunk: { [weak self] in self?.handedOver($0) },
             onError: { [weak self] in self?.bodyFailed($0) })
     }

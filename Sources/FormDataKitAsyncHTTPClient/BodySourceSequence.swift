@@ -75,10 +75,16 @@ struct BodySourceSequence: AsyncSequence, Sendable {
 }
 
 /// One open file range, read by one iterator at a time (one read in flight).
+///
+/// Chunks are read into a ring of two buffers that are reused once the client has written them
+/// (`clear()` keeps a buffer's memory when nothing else holds it, and allocates afresh when the
+/// previous use is still queued), so a long upload does not allocate a new chunk per read.
 private final class OpenFile: @unchecked Sendable {
     // `@unchecked`: the iterator that owns it awaits each read before starting the next one, so
-    // the reader is never used from two threads at once.
+    // the reader and the ring are never used from two threads at once.
     private let file: OpenedFileRange
+    private var ring: [ByteBuffer] = []
+    private var nextSlot = 0
 
     init(_ range: FileRange) throws(FormDataError) {
         file = try OpenedFileRange(range)
@@ -88,9 +94,15 @@ private final class OpenFile: @unchecked Sendable {
 
     /// The next chunk of at most `size` bytes (the size is checked again after the last one).
     func read(upTo size: Int) throws(FormDataError) -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: size)
+        if ring.isEmpty {
+            let allocator = ByteBufferAllocator()
+            ring = [allocator.buffer(capacity: size), allocator.buffer(capacity: size)]
+        }
+        let slot = nextSlot
+        nextSlot = (nextSlot + 1) % ring.count
+        ring[slot].clear(minimumCapacity: size)
         var failure: FormDataError?
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { pointer in
+        ring[slot].writeWithUnsafeMutableBytes(minimumWritableBytes: size) { pointer in
             do throws(FormDataError) {
                 return try file.read(into: UnsafeMutableRawBufferPointer(rebasing: pointer[0..<size]))
             } catch {
@@ -99,6 +111,6 @@ private final class OpenFile: @unchecked Sendable {
             }
         }
         if let failure { throw failure }
-        return buffer
+        return ring[slot]
     }
 }
