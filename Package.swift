@@ -8,12 +8,16 @@ let package = Package(
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
         .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
         .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
+        .library(name: "FormDataKitAsyncHTTPClient", targets: ["FormDataKitAsyncHTTPClient"]),
         .executable(name: "formdata", targets: ["formdata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -33,6 +37,17 @@ let package = Package(
             dependencies: ["FormDataKit"]
         ),
         .target(
+            name: "FormDataKitAsyncHTTPClient",
+            dependencies: [
+                "FormDataKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(
             name: "FormDataKitTesting",
             dependencies: [
                 "FormDataKit",
@@ -44,17 +59,18 @@ let package = Package(
             name: "formdata",
             dependencies: [
                 "FormDataKit",
+                "FormDataKitAsyncHTTPClient",
                 "FormDataKitTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "formdata-bench",
-            dependencies: ["FormDataKit"]
+            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient"]
         ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitTesting"],
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
         ),
         .executableTarget(
@@ -69,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FormDataKitAFTests",
-            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting"]
+            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient"]
         ),
         .testTarget(
             name: "MigrationExamples",

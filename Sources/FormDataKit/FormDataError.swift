@@ -126,7 +126,7 @@ extension FormDataError {
     }
 
     /// Wraps a build error in the sending category ASIHTTPRequest used for it.
-    static func whileSending(_ error: FormDataError) -> FormDataError {
+    package static func whileSending(_ error: FormDataError) -> FormDataError {
         switch error {
         case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)

@@ -20,7 +20,10 @@ import FoundationNetworking
 /// Sending goes through FormDataKit's transport (one long-lived `URLSession`). Multipart bodies
 /// with file parts (or over 1 MiB) are spooled to a private temporary file and uploaded from it,
 /// small in-memory ones are sent from memory: either way `Content-Length` is exact on Linux too
-/// (a stream body would go out chunked). A spooled file is removed when the task ends.
+/// (a stream body would go out chunked). A spooled file is removed when the task ends. With a
+/// transport that streams the body itself (`AsyncHTTPClientTransport` of the
+/// `FormDataKitAsyncHTTPClient` product, passed to ``init(baseURL:sessionConfiguration:transport:)``)
+/// nothing is spooled: the parts are streamed with their exact length.
 /// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
 /// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
 open class AFHTTPSessionManager: @unchecked Sendable {
@@ -281,7 +284,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         let observer = observer(for: task, handlers: handlers)
         let prepared: AFPreparedRequest
         do {
-            prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders)
+            prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
+                                             streaming: transport.streamsBodySource)
         } catch {
             observer.fail(error)
             return

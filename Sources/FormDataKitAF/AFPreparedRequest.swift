@@ -18,7 +18,10 @@ struct AFPreparedRequest {
     var spooledBody: TemporaryFile?
 
     /// Prepares `urlRequest`; `additionalHeaders` (a session configuration's) fill in headers it lacks.
-    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?) throws {
+    /// With `streaming` (a transport that streams a body source, such as AsyncHTTPClient's), a
+    /// large multipart body goes to the transport unspooled; the request's body stream keeps
+    /// its parts alive while the task runs.
+    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, streaming: Bool = false) throws {
         guard let url = urlRequest.url else { throw AFURLRequestSerializationError.invalidURLString("") }
         var headers: [(name: String, value: String)] = []
         for (name, value) in (urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
@@ -34,6 +37,8 @@ struct AFPreparedRequest {
             let source = stream.bodySource
             if source.isInMemory && source.length <= Self.inMemoryLimit {
                 body = .data(try source.readAll())
+            } else if streaming {
+                body = .source(source)
             } else {
                 let file = try withExtendedLifetime(stream) { try BodySpooler.spool(source, purpose: "af-upload") }
                 spooledBody = file

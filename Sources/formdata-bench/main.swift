@@ -7,10 +7,12 @@ import Foundation
 //
 // Workloads: fields (W1/W2: 10,000 fields url-encoded and multipart; peers: Python urllib,
 // urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat),
-// gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload).
+// gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload),
+// send (W5: 3 files + 10 fields built and sent to a loopback receiver that discards; FormDataKit
+// over AsyncHTTPClient and over URLSession vs curl -F; see SendWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|gzip ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|gzip|send ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,6 +26,7 @@ func main() throws {
         case "gzip": try GzipWorkload.child(Array(arguments.dropFirst(2)))
         case "gzip-request": try GzipWorkload.requestChild(file: arguments.count > 2 ? arguments[2] : "")
         case "w4": try W4Workload.child(Array(arguments.dropFirst(2)))
+        case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -44,7 +47,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "multipart-kit", "w4", "w6"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "multipart-kit", "w4", "w6", "send"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -60,6 +63,8 @@ func main() throws {
             report.rows += try W4Workload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         case "w6", "gzip":
             report.rows += try GzipWorkload.run(totalMiB: sizeMiB ?? (quick ? 4 : 256), runs: runCount, in: directory)
+        case "send":
+            report.rows += try SendWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }

@@ -11,11 +11,16 @@ struct Demo: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Compress the request body with gzip.")
     var gzip = true
 
+    @Option(name: .long, help: "The transport: urlsession or asynchttpclient. Default: asynchttpclient on Linux, urlsession elsewhere.")
+    var transport: TransportChoice = .platformDefault
+
     func run() async throws {
         let receiver = try await FormReceiver.start()
-        print("Receiver listening on \(receiver.baseURL.absoluteString)")
+        print("Receiver listening on \(receiver.baseURL.absoluteString) (sending with \(transport.rawValue))")
         do {
-            try await send(to: receiver)
+            try await transport.withTransport(pinnedCertificate: nil) { transport in
+                try await send(to: receiver, with: transport)
+            }
         } catch {
             await receiver.stop()
             throw error
@@ -23,11 +28,12 @@ struct Demo: AsyncParsableCommand {
         await receiver.stop()
     }
 
-    private func send(to receiver: FormReceiver) async throws {
+    private func send(to receiver: FormReceiver, with transport: any FormDataTransport) async throws {
         let sample = try SampleFile.make()
         defer { sample.remove() }
 
         let request = FormDataRequest(url: receiver.url("/upload"))
+        request.transport = transport
         request.setPostValue("Ada Lovelace", forKey: "name")
         request.setPostValue("Grüße aus FormDataKit ✓", forKey: "message")
         request.setPostValue(42, forKey: "answer")

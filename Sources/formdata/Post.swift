@@ -39,14 +39,27 @@ struct Post: AsyncParsableCommand {
     @Option(name: .customLong("user"), help: "Basic authentication, user:password.")
     var user: String?
 
+    @Option(name: .long, help: "The transport: urlsession or asynchttpclient (streams the body, no temporary file). Default: asynchttpclient on Linux, urlsession elsewhere.")
+    var transport: TransportChoice = .platformDefault
+
+    @Option(name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (asynchttpclient only).")
+    var pinnedCert: String?
+
     @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")
     var synchronous = false
 
     func run() async throws {
+        try await transport.withTransport(pinnedCertificate: pinnedCert) { transport in
+            try await send(with: transport)
+        }
+    }
+
+    private func send(with transport: any FormDataTransport) async throws {
         guard let target = URL(string: url), target.scheme != nil else {
             throw ValidationError("Not a URL: \(url)")
         }
         let request = FormDataRequest(url: target)
+        request.transport = transport
         request.postFormat = urlencoded ? .urlEncoded : .multipartFormData
         for field in fields { try FieldSpec.parse(field).add(to: request, urlencoded: urlencoded) }
         for header in headers {

@@ -8,7 +8,10 @@ extension FormDataRequest {
     ///
     /// - Form without files: URL-encoded (or multipart when ``postFormat`` says so), in memory
     ///   unless ``shouldStreamPostDataFromDisk``.
-    /// - Form with files: multipart, spooled to a temporary file (``postBodyFilePath``).
+    /// - Form with files: multipart, spooled to a temporary file (``postBodyFilePath``) — unless
+    ///   the request's ``transport`` streams the body itself
+    ///   (``FormDataTransport/streamsBodySource``): then nothing is spooled and the transport
+    ///   reads the segments (``bodySource``) as it sends them.
     /// - Empty form: no body, no `Content-Type`.
     ///
     /// - Throws: ``FormDataError`` naming the file, field or encoding at fault, or
@@ -17,9 +20,16 @@ extension FormDataRequest {
     ///   Nothing is left on disk when a build fails.
     public func buildPostBody() throws {
         try RequestHeaderValidation.requireValid(requestHeaders)
+        let streaming = transport.streamsBodySource
         try serializingBuilds {
             while true {
-                let snapshot: RequestState? = state.withLock { $0.built == nil ? $0 : nil }
+                let snapshot: RequestState? = state.withLock { current in
+                    if current.buildForStreamingTransport != streaming {
+                        current.buildForStreamingTransport = streaming
+                        current.invalidateBody()
+                    }
+                    return current.built == nil ? current : nil
+                }
                 guard let snapshot else { return }
                 let built = try Self.makeBody(from: snapshot)
                 let applied = state.withLock { current -> Bool in
@@ -40,7 +50,8 @@ extension FormDataRequest {
     public var postBody: Data? { state.withLock { $0.built?.postBody } }
 
     /// The path of the spooled body after a build, when it is on disk. Nil when the body is
-    /// compressed (it is compressed straight to ``compressedPostBodyFilePath``, never spooled).
+    /// compressed (it is compressed straight to ``compressedPostBodyFilePath``, never spooled),
+    /// and when the request's transport streams the body itself (nothing is spooled).
     public var postBodyFilePath: String? { state.withLock { $0.built?.spooledFile?.path } }
 
     /// The gzip-compressed body after a build, when ``shouldCompressRequestBody`` is on and the
@@ -112,7 +123,10 @@ extension FormDataRequest {
             built.postLength = compressed.length
             if onDisk { return built }
         }
-        if onDisk {
+        if onDisk && snapshot.buildForStreamingTransport {
+            // The transport streams the segments itself: no spool, whatever the size.
+            built.streamedByTransport = true
+        } else if onDisk {
             built.spooledFile = try BodySpooler.spool(encoded.source)
         } else if encoded.source.segments.count == 1, case .bytes(let data) = encoded.source.segments[0].content {
             built.postBody = data

@@ -115,6 +115,8 @@ extension FormDataRequest {
             case .file(let payloadFile):
                 body = .file(path: payloadFile.path, length: state.built?.postLength ?? 0)
                 file = payloadFile
+            case .source(let source):
+                body = .source(source)
             }
             var request = TransportRequest(
                 url: state.url, method: state.requestMethod, headers: headers, body: body,

@@ -76,11 +76,26 @@ extension FormDataRequest {
         set { sending.withLock { $0.userAgentString = newValue } }
     }
 
-    /// What sends the request; ``URLSessionTransport/shared`` by default.
+    /// What sends the request; ``defaultTransport`` unless set.
+    ///
+    /// A transport whose ``FormDataTransport/streamsBodySource`` is true (the AsyncHTTPClient
+    /// transport of the `FormDataKitAsyncHTTPClient` product) gets the encoded body unspooled;
+    /// changing to or from such a transport makes the next send build the body again.
     public var transport: any FormDataTransport {
-        get { sending.withLock { $0.transport } ?? URLSessionTransport.shared }
+        get { sending.withLock { $0.transport } ?? Self.defaultTransport }
         set { sending.withLock { $0.transport = newValue } }
     }
+
+    /// The transport of every request whose ``transport`` is not set: ``URLSessionTransport/shared``
+    /// unless changed. Set it once at start-up (e.g. to an `AsyncHTTPClientTransport` on Linux);
+    /// requests read it when they build and send.
+    public static var defaultTransport: any FormDataTransport {
+        get { defaultTransportStorage.current ?? URLSessionTransport.shared }
+        set { defaultTransportStorage.withLock { $0 = newValue } }
+    }
+
+    /// Nil until set, so ``URLSessionTransport/shared`` is created only when it is used.
+    private static let defaultTransportStorage = Locked<(any FormDataTransport)?>(nil)
 
     // MARK: - Callbacks
 

@@ -21,6 +21,9 @@ struct BuiltBody: Sendable {
     var hasFiles: Bool
     /// The boundary used, for multipart bodies.
     var boundary: String?
+    /// Whether the body was built for a transport that streams ``source`` itself (so an
+    /// uncompressed body that would be spooled was not).
+    var streamedByTransport = false
 
     static let none = BuiltBody(source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
                                 debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
@@ -33,6 +36,8 @@ struct BuiltBody: Sendable {
         case memory(Data)
         /// The whole of this file (spooled or compressed), sent with its exact length.
         case file(TemporaryFile)
+        /// The encoded body, streamed by the transport (built for a streaming transport: no spool).
+        case source(BodySource)
     }
 
     /// The bytes the transport sends: the compressed body when there is one, else the spooled
@@ -45,6 +50,7 @@ struct BuiltBody: Sendable {
         }
         if let spooledFile { return .file(spooledFile) }
         if let postBody, !postBody.isEmpty { return .memory(postBody) }
+        if streamedByTransport && source.length > 0 { return .source(source) }
         return .none
     }
 
@@ -71,6 +77,8 @@ struct RequestState: Sendable {
     /// The size of each added file (by path) when it was added: a build refuses a file whose size
     /// changed since, rather than silently send other contents than the caller added.
     var fileSizesAtAdd: [String: UInt64] = [:]
+    /// Whether the next build is for a transport that streams the body source (no spool).
+    var buildForStreamingTransport = false
 
     /// The built body; nil when none is built or the last one is stale.
     var built: BuiltBody?

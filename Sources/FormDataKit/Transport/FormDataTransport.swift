@@ -12,6 +12,16 @@ public protocol FormDataTransport: Sendable {
     /// request; ``TransportObserver/transportDidComplete(_:)`` is called exactly once, last.
     /// - Returns: a handle that cancels the send.
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask
+
+    /// Whether this transport streams a ``TransportRequest/Body/source(_:)`` body itself, reading
+    /// its segments as it sends them. When true, ``FormDataRequest`` does not spool an uncompressed
+    /// body to a temporary file before handing it over. False by default.
+    var streamsBodySource: Bool { get }
+}
+
+extension FormDataTransport {
+    /// False: the transport is given bodies in memory or in a file (spooled when needed).
+    public var streamsBodySource: Bool { false }
 }
 
 /// A send in flight, returned by ``FormDataTransport/start(_:observer:)``.
@@ -43,6 +53,11 @@ public struct TransportRequest: Sendable, Equatable {
         case data(Data)
         /// A body in a file, streamed from disk with the file's size as `Content-Length`.
         case file(path: String, length: UInt64)
+        /// An encoded body, read segment by segment while it is sent (exact `Content-Length`,
+        /// no spool). Given only to transports whose ``FormDataTransport/streamsBodySource`` is
+        /// true, unless built by hand. A file whose size changed fails the send with
+        /// ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.
+        case source(BodySource)
 
         /// The number of bytes the body has.
         public var length: UInt64 {
@@ -50,6 +65,7 @@ public struct TransportRequest: Sendable, Equatable {
             case .none: return 0
             case .data(let data): return UInt64(data.count)
             case .file(_, let length): return length
+            case .source(let source): return source.length
             }
         }
     }

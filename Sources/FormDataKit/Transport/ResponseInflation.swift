@@ -2,9 +2,9 @@ import Foundation
 
 /// Turns a received response into a ``FormDataResponse``: inflates a gzip body, and reports
 /// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
-enum ResponseInflation {
+package enum ResponseInflation {
     /// The response for `head` and the received `body`.
-    static func response(
+    package static func response(
         head: TransportResponseHead, body: Data,
         limit: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
     ) -> Result<FormDataResponse, FormDataError> {

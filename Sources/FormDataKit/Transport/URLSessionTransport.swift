@@ -50,23 +50,47 @@ public final class URLSessionTransport: FormDataTransport {
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
+        var body = request.body
+        var spooled: TemporaryFile?
+        if case .source(let source) = body {
+            // URLSession cannot stream with an exact length on Linux: a segment body is read into
+            // memory when it is all in memory, else spooled to a temporary file removed at the end.
+            do throws(FormDataError) {
+                if source.isInMemory {
+                    body = .data(try source.readAll())
+                } else {
+                    let file = try BodySpooler.spool(source)
+                    spooled = file
+                    body = .file(path: file.path, length: source.length)
+                }
+            } catch {
+                let failure = FormDataError.whileSending(error)
+                DispatchQueue.global().async { observer.transportDidComplete(.failure(failure)) }
+                return NoTransportTask()
+            }
+        }
         let task: URLSessionTask
-        switch request.body {
-        case .none:
+        var bodyPath: String?
+        switch body {
+        case .none, .source:
             task = session.dataTask(with: urlRequest)
         case .data(let data):
             task = session.uploadTask(with: urlRequest, from: data)
         case .file(let path, _):
             task = session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: path))
+            bodyPath = path
         }
-        var bodyPath: String?
-        if case .file(let path, _) = request.body { bodyPath = path }
         router.register(
             task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
-            responseLimit: request.maximumDecompressedResponseSize)
+            spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
+}
+
+/// The task of a send that failed before it started: nothing to cancel.
+struct NoTransportTask: TransportTask {
+    func cancel() {}
 }
 
 /// A URLSession task as a ``TransportTask``.
@@ -85,15 +109,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let expectedBodyLength: Int64
         let bodyPath: String?
         let responseLimit: UInt64
+        /// A body the transport spooled itself (for a ``TransportRequest/Body/source(_:)``).
+        let spooledBody: TemporaryFile?
         var head: TransportResponseHead?
         var body = Data()
         var challenged: URLAuthenticationChallenge?
         var limitExceeded = false
 
-        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, responseLimit: UInt64) {
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, spooledBody: TemporaryFile?,
+             responseLimit: UInt64) {
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
+            self.spooledBody = spooledBody
             self.responseLimit = responseLimit
         }
     }
@@ -101,9 +129,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
     func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
-                  responseLimit: UInt64) {
-        let record = TaskRecord(
-            observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath, responseLimit: responseLimit)
+                  spooledBody: TemporaryFile?, responseLimit: UInt64) {
+        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
+                                spooledBody: spooledBody, responseLimit: responseLimit)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -154,6 +182,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        record.spooledBody?.remove()
         let result: Result<FormDataResponse, FormDataError>
         if record.limitExceeded {
             result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))

@@ -7,12 +7,14 @@ import Testing
 struct SendingTests {
     typealias Support = TransportTestSupport
 
-    @Test("fields and a file arrive intact; Content-Length equals the bytes received")
-    func fieldsAndFile() async throws {
+    @Test("fields and a file arrive intact; Content-Length equals the bytes received", arguments: TransportKind.allCases)
+    func fieldsAndFile(kind: TransportKind) async throws {
         let file = try Support.makeFile(size: 300_000, seed: 7, name: "photo.jpg")
         defer { file.remove() }
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/upload"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("Ben", forKey: "first_name")
             request.setPostValue("Grüße ✓", forKey: "greeting")
             try request.addFile(file.path, forKey: "photo")
@@ -40,10 +42,12 @@ struct SendingTests {
         }
     }
 
-    @Test("a small URL-encoded body goes from memory with its exact length")
-    func urlEncodedFromMemory() async throws {
+    @Test("a small URL-encoded body goes from memory with its exact length", arguments: TransportKind.allCases)
+    func urlEncodedFromMemory(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/form"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.addPostValue("a b&c", forKey: "q")
             request.addPostValue(42, forKey: "n")
             _ = try await request.start()
@@ -54,12 +58,14 @@ struct SendingTests {
         }
     }
 
-    @Test("a gzip body carries Content-Encoding and inflates to the form", arguments: [false, true])
-    func gzipBody(withFile: Bool) async throws {
+    @Test("a gzip body carries Content-Encoding and inflates to the form", arguments: TransportKind.allCases, [false, true])
+    func gzipBody(kind: TransportKind, withFile: Bool) async throws {
         let file = try Support.makeFile(size: 200_000, seed: 3, name: "data.txt")
         defer { file.remove() }
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/upload"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue(String(repeating: "compressible text ", count: 500), forKey: "text")
             if withFile { try request.addFile(file.path, forKey: "file") }
             request.shouldCompressRequestBody = true
@@ -79,10 +85,12 @@ struct SendingTests {
         }
     }
 
-    @Test("a gzip response is inflated; allowCompressedResponse controls Accept-Encoding")
-    func gzipResponse() async throws {
+    @Test("a gzip response is inflated; allowCompressedResponse controls Accept-Encoding", arguments: TransportKind.allCases)
+    func gzipResponse(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/gzip"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("x", forKey: "y")
             let response = try await request.start()
             #expect(response.header("Content-Encoding") == "gzip")
@@ -92,6 +100,8 @@ struct SendingTests {
             #expect(request.responseString?.contains("\"method\":\"POST\"") == true)
 
             let plain = FormDataRequest(url: receiver.url("/echo"))
+            plain.transport = kind.transport
+            plain.timeOutSeconds = Support.patientTimeout
             plain.allowCompressedResponse = false
             plain.setPostValue("x", forKey: "y")
             _ = try await plain.start()
@@ -99,11 +109,13 @@ struct SendingTests {
         }
     }
 
-    @Test("404 and 500 are responses, not errors")
-    func errorStatuses() async throws {
+    @Test("404 and 500 are responses, not errors", arguments: TransportKind.allCases)
+    func errorStatuses(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
             for code in [404, 500] {
                 let request = FormDataRequest(url: receiver.url("/status/\(code)"))
+                request.transport = kind.transport
+                request.timeOutSeconds = Support.patientTimeout
                 request.setPostValue("v", forKey: "k")
                 let response = try await request.start()
                 #expect(response.statusCode == code)
@@ -115,10 +127,12 @@ struct SendingTests {
         }
     }
 
-    @Test("Basic authentication: header, username/password, and 401 as authenticationNeeded")
-    func basicAuthentication() async throws {
+    @Test("Basic authentication: header, username/password, and 401 as authenticationNeeded", arguments: TransportKind.allCases)
+    func basicAuthentication(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
             let viaHeader = FormDataRequest(url: receiver.url("/auth/secret_username/secret_password"))
+            viaHeader.transport = kind.transport
+            viaHeader.timeOutSeconds = Support.patientTimeout
             viaHeader.addBasicAuthenticationHeader(withUsername: "secret_username", andPassword: "secret_password")
             viaHeader.setPostValue("1", forKey: "a")
             let first = try await viaHeader.start()
@@ -126,6 +140,8 @@ struct SendingTests {
             #expect(receiver.lastRequest?.header("Authorization") == "Basic c2VjcmV0X3VzZXJuYW1lOnNlY3JldF9wYXNzd29yZA==")
 
             let viaProperties = FormDataRequest(url: receiver.url("/auth/u/p"))
+            viaProperties.transport = kind.transport
+            viaProperties.timeOutSeconds = Support.patientTimeout
             viaProperties.username = "u"
             viaProperties.password = "p"
             viaProperties.setPostValue("1", forKey: "a")
@@ -133,6 +149,8 @@ struct SendingTests {
             #expect(second.statusCode == 200)
 
             let wrong = FormDataRequest(url: receiver.url("/auth/u/p"))
+            wrong.transport = kind.transport
+            wrong.timeOutSeconds = Support.patientTimeout
             wrong.username = "u"
             wrong.password = "wrong"
             wrong.setPostValue("1", forKey: "a")
@@ -143,10 +161,12 @@ struct SendingTests {
         }
     }
 
-    @Test("User-Agent: userAgentString, or the default")
-    func userAgent() async throws {
+    @Test("User-Agent: userAgentString, or the default", arguments: TransportKind.allCases)
+    func userAgent(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/ua"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("1", forKey: "a")
             request.userAgentString = "My Application 1.0 (Linux)"
             _ = try await request.start()

@@ -1,10 +1,36 @@
 import Foundation
 import FormDataKit
+import FormDataKitAsyncHTTPClient
 import FormDataKitTesting
+import Testing
+
+/// The transports the sending tests run against.
+enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    /// The process's shared transport of this kind.
+    var transport: any FormDataTransport {
+        switch self {
+        case .urlSession: return URLSessionTransport.shared
+        case .asyncHTTPClient: return AsyncHTTPClientTransport.shared
+        }
+    }
+
+    /// Whether a body with files is spooled to a temporary file before it is sent.
+    var spools: Bool { self == .urlSession }
+
+    var testDescription: String { rawValue }
+}
 
 /// Helpers for the transport tests: a receiver per test, scratch input files, blocking calls
 /// run off the cooperative pool, and a delegate that records events.
 enum TransportTestSupport {
+    /// The idle timeout of test requests that are not about timeouts: generous, because on a
+    /// loaded two-core machine the receivers (on the cooperative pool) can stall for seconds
+    /// while other suites run debug-build hashing and compression.
+    static let patientTimeout: TimeInterval = 60
+
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
@@ -28,6 +54,13 @@ enum TransportTestSupport {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: body()) }
         }
+    }
+
+    /// Runs a blocking, throwing call (starting a server process, running `openssl`, hashing a
+    /// large file) on a plain thread, so it never holds one of the cooperative pool's threads.
+    static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let result: Result<T, any Error> = await blocking { Result { try body() } }
+        return try result.get()
     }
 
     static let scratchPrefix = "fdk-transport-test-"

@@ -1,0 +1,126 @@
+import FormDataKit
+import Foundation
+
+/// AFNetworking's `AFSSLPinningMode`: what a security policy pins.
+public enum AFSSLPinningMode: Int, Sendable, Equatable {
+    /// No pinning: the system trust store decides (AF: `AFSSLPinningModeNone`).
+    case none = 0
+    /// The server's chain must carry the public key of a pinned certificate
+    /// (AF: `AFSSLPinningModePublicKey`). Unsupported: see ``AFSecurityPolicyError``.
+    case publicKey = 1
+    /// The server's chain must contain a pinned certificate (AF: `AFSSLPinningModeCertificate`);
+    /// supported for self-signed pinned certificates (trust anchors).
+    case certificate = 2
+}
+
+/// Why an ``AFSecurityPolicy`` cannot be applied to a FormDataKit transport.
+public enum AFSecurityPolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `AFSSLPinningModePublicKey`: public-key (SPKI) pinning needs a certificate-verification
+    /// callback, which AsyncHTTPClient does not expose.
+    case publicKeyPinningUnsupported
+    /// `AFSSLPinningModeCertificate` with a pinned certificate that is not self-signed (a leaf or
+    /// an intermediate issued by a CA): BoringSSL accepts only self-signed roots as trust
+    /// anchors, and leaf pinning needs the verification callback AsyncHTTPClient does not expose.
+    case leafPinningUnsupported(index: Int)
+    /// `AFSSLPinningModeCertificate` with no pinned certificates (AF rejected every server then).
+    case noPinnedCertificates
+
+    /// What is unsupported and why.
+    public var description: String {
+        switch self {
+        case .publicKeyPinningUnsupported:
+            return "AFSSLPinningModePublicKey is unsupported: public-key pinning needs a certificate-verification "
+                + "callback, which AsyncHTTPClient does not expose. Pin the self-signed certificate or the CA instead."
+        case .leafPinningUnsupported(let index):
+            return "Pinned certificate \(index) is not self-signed: pinning a CA-issued leaf needs a "
+                + "certificate-verification callback, which AsyncHTTPClient does not expose. Pin its root CA instead."
+        case .noPinnedCertificates:
+            return "AFSSLPinningModeCertificate with no pinned certificates would reject every server"
+        }
+    }
+}
+
+/// AFNetworking's `AFSecurityPolicy`, mapped onto trust-anchor pinning.
+///
+/// FormDataKit applies it through the AsyncHTTPClient transport: build a
+/// ``TrustAnchorPinning`` with ``trustAnchorPinning()`` and create the transport with it
+/// (`AsyncHTTPClientTransport(configuration: try .init(pinning: pinning))`), then pass the
+/// transport to ``AFHTTPSessionManager/init(baseURL:sessionConfiguration:transport:)``.
+/// Certificate mode works when each pinned certificate is self-signed (the server's own
+/// self-signed certificate, or the CA that issued it); leaf and public-key pinning throw.
+public final class AFSecurityPolicy: @unchecked Sendable {
+    // `@unchecked`: the settings are guarded by `lock`.
+    private let lock = NSLock()
+    private var _pinnedCertificates: Set<Data> = []
+    private var _allowInvalidCertificates = false
+    private var _validatesDomainName = true
+
+    /// What is pinned.
+    public let sslPinningMode: AFSSLPinningMode
+
+    /// The pinned certificates, DER (AF's form) or PEM.
+    public var pinnedCertificates: Set<Data> {
+        get { lock.withLock { _pinnedCertificates } }
+        set { lock.withLock { _pinnedCertificates = newValue } }
+    }
+
+    /// Whether invalid or self-signed certificates are accepted unverified (false by default).
+    public var allowInvalidCertificates: Bool {
+        get { lock.withLock { _allowInvalidCertificates } }
+        set { lock.withLock { _allowInvalidCertificates = newValue } }
+    }
+
+    /// Whether the certificate must name the host (true by default).
+    public var validatesDomainName: Bool {
+        get { lock.withLock { _validatesDomainName } }
+        set { lock.withLock { _validatesDomainName = newValue } }
+    }
+
+    /// A policy with `pinningMode` and no pinned certificates.
+    public init(pinningMode: AFSSLPinningMode) {
+        sslPinningMode = pinningMode
+    }
+
+    /// The default policy: no pinning, valid certificates only, host name checked.
+    public class func `default`() -> AFSecurityPolicy { AFSecurityPolicy(pinningMode: .none) }
+
+    /// A policy with `pinningMode` (AF's `policyWithPinningMode:`).
+    public class func policy(withPinningMode pinningMode: AFSSLPinningMode) -> AFSecurityPolicy {
+        AFSecurityPolicy(pinningMode: pinningMode)
+    }
+
+    /// A policy with `pinningMode` and `pinnedCertificates` (AF's
+    /// `policyWithPinningMode:withPinnedCertificates:`).
+    public class func policy(withPinningMode pinningMode: AFSSLPinningMode,
+                             withPinnedCertificates pinnedCertificates: Set<Data>) -> AFSecurityPolicy {
+        let policy = AFSecurityPolicy(pinningMode: pinningMode)
+        policy.pinnedCertificates = pinnedCertificates
+        return policy
+    }
+
+    /// The trust-anchor pinning this policy means: none → the system store; certificate → the
+    /// pinned certificates as the only trust anchors.
+    /// - Throws: ``AFSecurityPolicyError`` for public-key mode, a pinned certificate that is not
+    ///   self-signed, or certificate mode with nothing pinned.
+    public func trustAnchorPinning() throws(AFSecurityPolicyError) -> TrustAnchorPinning {
+        let (certificates, allowInvalid, validatesDomain) = lock.withLock {
+            (_pinnedCertificates, _allowInvalidCertificates, _validatesDomainName)
+        }
+        switch sslPinningMode {
+        case .none:
+            return TrustAnchorPinning(certificates: [], validatesDomainName: validatesDomain,
+                                      allowsInvalidCertificates: allowInvalid)
+        case .publicKey:
+            throw .publicKeyPinningUnsupported
+        case .certificate:
+            guard !certificates.isEmpty else { throw .noPinnedCertificates }
+            // Sorted, so the order (and an error's index) does not depend on Set iteration.
+            let ordered = certificates.sorted { $0.lexicographicallyPrecedes($1) }
+            for (index, certificate) in ordered.enumerated() where !CertificateNames.isSelfIssued(certificate) {
+                throw .leafPinningUnsupported(index: index)
+            }
+            return TrustAnchorPinning(certificates: ordered, validatesDomainName: validatesDomain,
+                                      allowsInvalidCertificates: false)
+        }
+    }
+}

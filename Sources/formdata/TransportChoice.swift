@@ -1,0 +1,50 @@
+import ArgumentParser
+import FormDataKit
+import FormDataKitAsyncHTTPClient
+import Foundation
+
+/// `--transport`: which FormDataKit transport sends the request.
+enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
+    /// FoundationNetworking's URLSession (bodies with files are spooled to a temporary file).
+    case urlsession
+    /// AsyncHTTPClient: streams the body with its exact length, no temporary file.
+    case asynchttpclient
+
+    /// AsyncHTTPClient on Linux (the fast path), URLSession elsewhere.
+    static var platformDefault: TransportChoice {
+        #if os(Linux)
+        return .asynchttpclient
+        #else
+        return .urlsession
+        #endif
+    }
+
+    /// Runs `body` with the chosen transport, shutting a transport it created down afterwards.
+    /// `pinnedCertificate` (a PEM or DER file) becomes the only trust anchor (AsyncHTTPClient only).
+    func withTransport<T>(pinnedCertificate: String?,
+                          _ body: (any FormDataTransport) async throws -> T) async throws -> T {
+        switch self {
+        case .urlsession:
+            if pinnedCertificate != nil {
+                throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")
+            }
+            return try await body(URLSessionTransport.shared)
+        case .asynchttpclient:
+            var configuration = AsyncHTTPClientTransport.Configuration()
+            if let pinnedCertificate {
+                let data = try Data(contentsOf: URL(fileURLWithPath: pinnedCertificate))
+                configuration = try AsyncHTTPClientTransport.Configuration(
+                    pinning: TrustAnchorPinning(certificates: [data]))
+            }
+            let transport = AsyncHTTPClientTransport(configuration: configuration)
+            do {
+                let result = try await body(transport)
+                try await transport.shutdown()
+                return result
+            } catch {
+                try? await transport.shutdown()
+                throw error
+            }
+        }
+    }
+}
