@@ -33,7 +33,7 @@ package struct MultipartWriter {
             for header in part.headers {
                 // Content-Disposition carries the escaped name and filename (no CR or LF left);
                 // any other header value (a content type) must not break the header block.
-                if header.name.caseInsensitiveCompare("Content-Disposition") != .orderedSame {
+                if !header.name.equalsIgnoringASCIICase("Content-Disposition") {
                     try HeaderParameterEscaping.requireSafeHeaderValue(header.value, field: part.fieldName)
                 }
                 builder.appendASCII(header.name)

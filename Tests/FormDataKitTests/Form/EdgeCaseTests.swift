@@ -218,3 +218,15 @@ struct EdgeCaseTests {
         #expect(Set(text.split(separator: "&")).count == 500)
     }
 }
+
+@Suite("ASCII case-insensitive header names")
+struct ASCIICaseInsensitiveTests {
+    @Test func comparesLettersWithoutCaseOnly() {
+        #expect("Content-Disposition".equalsIgnoringASCIICase("content-disposition"))
+        #expect("CONTENT-TYPE".equalsIgnoringASCIICase("Content-Type"))
+        #expect(!"Content-Type".equalsIgnoringASCIICase("Content-Typ"))
+        #expect(!"a@".equalsIgnoringASCIICase("a`"))      // 0x40 vs 0x60: not letters
+        #expect(!"[".equalsIgnoringASCIICase("{"))        // 0x5B vs 0x7B: not letters
+        #expect(!"é".equalsIgnoringASCIICase("É"))        // ASCII only
+    }
+}
