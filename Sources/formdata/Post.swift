@@ -140,14 +140,14 @@ struct FieldSpec {
 /// A one-line progress bar on standard error, redrawn at most every 1 %.
 final class ProgressBar: Sendable {
     private let enabled: Bool
-    private let lastPercent = LockedInt(-1)
+    private let lastPercent = Locked(-1)
 
     init(enabled: Bool) { self.enabled = enabled }
 
     func update(_ progress: Progress) {
         guard enabled else { return }
         let percent = Int(progress.fractionCompleted * 100)
-        guard lastPercent.exchange(percent) != percent else { return }
+        guard exchange(percent) != percent else { return }
         let width = 40
         let filled = min(width, percent * width / 100)
         let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
@@ -155,25 +155,15 @@ final class ProgressBar: Sendable {
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    func finish() {
-        if enabled && lastPercent.exchange(-1) >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
+    /// Stores `newValue` as the last drawn percentage and returns the previous one.
+    private func exchange(_ newValue: Int) -> Int {
+        lastPercent.withLock { value in
+            defer { value = newValue }
+            return value
+        }
     }
-}
 
-/// An integer behind a lock.
-final class LockedInt: @unchecked Sendable {
-    // `@unchecked`: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value: Int
-
-    init(_ value: Int) { self.value = value }
-
-    /// Stores `newValue` and returns the old value.
-    func exchange(_ newValue: Int) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        let old = value
-        value = newValue
-        return old
+    func finish() {
+        if enabled && exchange(-1) >= 0 { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }
