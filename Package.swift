@@ -66,7 +66,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "formdata-bench",
-            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient"]
+            // formdata-bench-child is an executable, listed so that building formdata-bench builds
+            // it too: the driver runs it as a measured child process.
+            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient", "formdata-bench-child"]
+        ),
+        .executableTarget(
+            name: "formdata-bench-child",
+            dependencies: ["FormDataKit"]
         ),
         .testTarget(
             name: "FormDataKitTests",

@@ -63,6 +63,13 @@ var selfPath: String {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 }
 
+/// `formdata-bench-child`, built beside this executable (a dependency of this target): the
+/// FormDataKit side of every workload but W5 runs in it, so its peak RSS is not inflated by the
+/// SwiftNIO and AsyncHTTPClient code this driver links for W5.
+var childPath: String {
+    URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("formdata-bench-child").path
+}
+
 /// The median of `values` (the mean of the middle two for an even count).
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()

@@ -30,7 +30,7 @@ enum FieldsWorkload {
             .appendingPathComponent("../../Benchmarks/peers/py_peers.py").standardized.path
         var rows: [ResultRow] = []
         for (workload, label) in [("w1", "W1 \(count) fields url-encoded"), ("w2", "W2 \(count) fields multipart")] {
-            var tools: [(String, [String])] = [("FormDataKit FormDataRequest", [selfPath, "--child", workload, fieldsPath, String(iterations)])]
+            var tools: [(String, [String])] = [("FormDataKit FormDataRequest", [childPath, workload, fieldsPath, String(iterations)])]
             let pythonTools = workload == "w1" ? ["urlencode"] : ["urllib3", "toolbelt"]
             for tool in pythonTools {
                 tools.append(("Python \(tool == "urlencode" ? "urllib.parse.urlencode" : tool == "urllib3" ? "urllib3.encode_multipart_formdata" : "requests-toolbelt MultipartEncoder")",
@@ -63,28 +63,5 @@ enum FieldsWorkload {
             }
         }
         return rows
-    }
-
-    /// The child: builds the form `iterations` times and prints the median build time and size.
-    static func child(workload: String, fieldsPath: String, iterations: Int) throws {
-        let data = try Data(contentsOf: URL(fileURLWithPath: fieldsPath))
-        guard let fields = try JSONSerialization.jsonObject(with: data) as? [[String]] else {
-            throw BenchError.childFailed("bad fields file")
-        }
-        var times: [Double] = []
-        var size: UInt64 = 0
-        for _ in 0..<iterations {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let request = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
-            if workload == "w2" {
-                request.postFormat = .multipartFormData
-                request.multipartBoundary = "0xKhTmLbOuNdArY-A1B2C3D4-E5F6-4A7B-8C9D-0E1F2A3B4C5D"
-            }
-            for field in fields { request.addPostValue(field[1], forKey: field[0]) }
-            try request.buildPostBody()
-            size = request.postLength
-            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        print(String(format: "%.9f %llu", median(times), size))
     }
 }

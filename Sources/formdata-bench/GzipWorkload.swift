@@ -29,7 +29,7 @@ enum GzipWorkload {
                                            ("adaptive (stored), 1 thread", "1", "1"),
                                            ("adaptive off, level 6, 1 thread", "0", "1")] {
             cases.append((ResultRow(workload: adaptiveName, tool: "FormDataKit \(label)", bytes: size, seconds: []),
-                          [selfPath, "--child", "gzip", "file", "6", adaptive, "image/jpeg", threads, random]))
+                          [childPath, "gzip", "file", "6", adaptive, "image/jpeg", threads, random]))
         }
         var cpu = [[Double]](repeating: [], count: cases.count)
         for _ in 0..<runs {
@@ -41,7 +41,7 @@ enum GzipWorkload {
         let bigMiB = totalMiB * 4
         let big = try generateMixed(in: directory, size: bigMiB << 20, name: "gzip-big.bin")
         var request = ResultRow(workload: "gzip request \(bigMiB) MiB mixed", tool: "FormDataKit FormDataRequest L6", bytes: bigMiB << 20, seconds: [])
-        measure(&request, [selfPath, "--child", "gzip-request", big])
+        measure(&request, [childPath, "gzip-request", big])
         request.note = "1 run; shouldCompressRequestBody, 10 fields + the file, automatic threads"
         rows.append(request)
         try? FileManager.default.removeItem(atPath: big)
@@ -86,43 +86,5 @@ enum GzipWorkload {
             index += 1
         }
         return path
-    }
-
-    /// `--child gzip MODE LEVEL ADAPTIVE TYPE THREADS FILE`: compresses FILE as one part typed
-    /// TYPE on THREADS threads (0 = automatic). MODE `discard` streams to a sink that drops the
-    /// bytes; `file` uses a temporary file.
-    static func child(_ arguments: [String]) throws {
-        guard arguments.count == 6, let level = Int32(arguments[1]), let threads = Int(arguments[4]) else {
-            throw BenchError.usage("gzip child arguments")
-        }
-        let (mode, adaptive, type, file) = (arguments[0], arguments[2] == "1", arguments[3], arguments[5])
-        let size = ((try FileManager.default.attributesOfItem(atPath: file))[.size] as? NSNumber)?.uint64Value ?? 0
-        let source = BodySource(segments: [
-            BodySegment(.file(FileRange(path: file, length: size, expectedFileSize: size)), partContentType: type)
-        ])
-        let settings = CompressionSettings(level: level, adaptive: adaptive, threads: threads)
-        if mode == "discard" {
-            var total: UInt64 = 0
-            try BodyCompressor.compress(source, settings: settings) { (chunk) throws(FormDataError) in total += UInt64(chunk.count) }
-            guard total > 0 else { throw BenchError.childFailed("no output") }
-        } else {
-            let compressed = try BodyCompressor.compress(source, settings: settings, to: .temporaryFile)
-            guard case .file(let temp, let length) = compressed, temp.size == length else {
-                throw BenchError.childFailed("compressed size mismatch")
-            }
-        }
-    }
-
-    /// `--child gzip-request FILE`: a compressed FormDataRequest body of ten fields and FILE.
-    static func requestChild(file: String) throws {
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/upload")!)
-        request.shouldCompressRequestBody = true
-        for index in 0..<10 { request.addPostValue("value \(index)", forKey: "field\(index)") }
-        try request.addFile(file, withFileName: "data.bin", andContentType: "application/octet-stream", forKey: "file")
-        try request.buildPostBody()
-        guard let path = request.compressedPostBodyFilePath,
-              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
-              size == request.postLength
-        else { throw BenchError.childFailed("compressed size does not match postLength") }
     }
 }

@@ -34,7 +34,7 @@ enum MultipartKitWorkload {
         var theirs = ResultRow(workload: w2, tool: "vapor/multipart-kit MultipartSerializer", bytes: 0, seconds: [], note: note)
         let out = "\(directory.path)/mpkit-out"
         for _ in 0..<runs {
-            try inProcess(&ours, [selfPath, "--child", "w2", fieldsPath, String(iterations)], out: out)
+            try inProcess(&ours, [childPath, "w2", fieldsPath, String(iterations)], out: out)
             try inProcess(&theirs, [peer, "w2", fieldsPath, String(iterations)], out: out)
         }
         rows += [ours, theirs]
@@ -48,7 +48,7 @@ enum MultipartKitWorkload {
         var serializer = ResultRow(workload: w3, tool: "vapor/multipart-kit MultipartSerializer → file", bytes: total, seconds: [],
                                    note: "whole process; its API holds the files and the body in memory")
         for _ in 0..<runs {
-            wholeProcess(&spool, [selfPath, "--child", "spool"] + files)
+            wholeProcess(&spool, [childPath, "spool"] + files)
             wholeProcess(&serializer, [peer, "w3", out] + files)
             try? FileManager.default.removeItem(atPath: out)
         }

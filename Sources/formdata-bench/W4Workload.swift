@@ -34,9 +34,9 @@ enum W4Workload {
             let name = "W4 gzip L\(level) \(totalMiB) MiB + 10 fields"
             var tools: [(row: ResultRow, command: [String])] = [
                 (ResultRow(workload: name, tool: "FormDataKit FormDataRequest, automatic threads", bytes: total, seconds: []),
-                 [selfPath, "--child", "w4", String(level), "0"] + files),
+                 [childPath, "w4", String(level), "0"] + files),
                 (ResultRow(workload: name, tool: "FormDataKit FormDataRequest, 1 thread", bytes: total, seconds: []),
-                 [selfPath, "--child", "w4", String(level), "1"] + files),
+                 [childPath, "w4", String(level), "1"] + files),
                 (ResultRow(workload: name, tool: "gzip -\(level) > file", bytes: total, seconds: []),
                  ["sh", "-c", "cat \"$@\" | gzip -\(level) > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files),
             ]
@@ -77,24 +77,5 @@ enum W4Workload {
         row.peakRSSKiB = max(row.peakRSSKiB ?? 0, result.peakRSSKiB)
         cpu.append(result.cpuSeconds)
         row.note = String(format: "cpu %.2f s (median)", median(cpu))
-    }
-
-    /// `--child w4 LEVEL THREADS FILE...`: ten fields and the files as a compressed FormDataRequest
-    /// body (compressed straight into its temporary file, which is removed on exit).
-    static func child(_ arguments: [String]) throws {
-        guard arguments.count >= 3, let level = Int32(arguments[0]), let threads = Int(arguments[1]) else {
-            throw BenchError.usage("w4 child arguments: LEVEL THREADS FILE...")
-        }
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/upload")!)
-        request.shouldCompressRequestBody = true
-        request.compressionLevel = level
-        request.compressionThreads = threads
-        for index in 0..<10 { request.addPostValue("value \(index) — ünïcödé", forKey: "field\(index)") }
-        for (index, file) in arguments.dropFirst(2).enumerated() { try request.addFile(file, forKey: "file\(index)") }
-        try request.buildPostBody()
-        guard let path = request.compressedPostBodyFilePath,
-              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
-              size == request.postLength
-        else { throw BenchError.childFailed("compressed size does not match postLength") }
     }
 }

@@ -11,21 +11,16 @@ import Foundation
 // send (W5: 3 files + 10 fields built and sent to a loopback receiver that discards; FormDataKit
 // over AsyncHTTPClient and over URLSession vs curl -F; see SendWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
+// FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
+// with this target), except W5's sender, which needs AsyncHTTPClient and runs as `--child send`.
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|gzip|send ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|multipart-kit|w4|w6|send ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == "--child" {
         guard arguments.count >= 2 else { throw BenchError.usage(usage) }
         switch arguments[1] {
-        case "spool": try SpoolWorkload.child(files: Array(arguments.dropFirst(2)))
-        case "w1", "w2":
-            guard arguments.count == 4, let iterations = Int(arguments[3]) else { throw BenchError.usage(usage) }
-            try FieldsWorkload.child(workload: arguments[1], fieldsPath: arguments[2], iterations: iterations)
-        case "gzip": try GzipWorkload.child(Array(arguments.dropFirst(2)))
-        case "gzip-request": try GzipWorkload.requestChild(file: arguments.count > 2 ? arguments[2] : "")
-        case "w4": try W4Workload.child(Array(arguments.dropFirst(2)))
         case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }

@@ -7,7 +7,8 @@ import Foundation
 package enum HeaderParameterEscaping {
     /// `value` with `"`, CR and LF percent-escaped.
     package static func escape(_ value: String) -> String {
-        guard value.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return value }
+        // These are ASCII bytes, which never occur inside a multi-byte UTF-8 sequence.
+        guard value.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return value }
         var out = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -22,14 +23,23 @@ package enum HeaderParameterEscaping {
 
     /// `form-data; name="<name>"` plus `; filename="<fileName>"` when given, both escaped.
     package static func formDataDisposition(name: String, fileName: String?) -> String {
-        var value = "form-data; name=\"\(escape(name))\""
-        if let fileName { value += "; filename=\"\(escape(fileName))\"" }
+        let escapedName = escape(name)
+        let escapedFileName = fileName.map(escape)
+        var value = "form-data; name=\""
+        value.reserveCapacity(value.utf8.count + escapedName.utf8.count + (escapedFileName?.utf8.count ?? 0) + 14)
+        value += escapedName
+        value += "\""
+        if let escapedFileName {
+            value += "; filename=\""
+            value += escapedFileName
+            value += "\""
+        }
         return value
     }
 
     /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` when `value` contains CR, LF or NUL.
     package static func requireSafeHeaderValue(_ value: String, field: String) throws(FormDataError) {
-        if value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
             throw .invalidHeaderValue(field: field, value: value)
         }
     }

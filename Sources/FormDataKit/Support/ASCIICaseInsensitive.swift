@@ -4,8 +4,21 @@ extension StringProtocol {
     package func equalsIgnoringASCIICase<Other: StringProtocol>(_ other: Other) -> Bool {
         let lhs = utf8, rhs = other.utf8
         guard lhs.count == rhs.count else { return false }
-        return zip(lhs, rhs).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
-        }
+        // Native strings expose their UTF-8 contiguously: compare the buffers directly.
+        let contiguous: Bool? = lhs.withContiguousStorageIfAvailable { left in
+            rhs.withContiguousStorageIfAvailable { right in
+                for index in 0..<left.count where !Self.asciiCaseInsensitiveEqual(left[index], right[index]) {
+                    return false
+                }
+                return true
+            }
+        } ?? nil
+        if let contiguous { return contiguous }
+        return zip(lhs, rhs).allSatisfy(Self.asciiCaseInsensitiveEqual)
+    }
+
+    @inline(__always)
+    private static func asciiCaseInsensitiveEqual(_ a: UInt8, _ b: UInt8) -> Bool {
+        a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
     }
 }
