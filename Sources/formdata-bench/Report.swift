@@ -30,4 +30,13 @@ struct Report {
         }
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// The rows as JSON for `Benchmarks/chart.py`: workload, tool, median MB/s, peak RSS.
+    func chartJSON() throws -> Data {
+        let entries: [[String: Any]] = rows.map {
+            ["workload": $0.workload, "tool": $0.tool, "mbps": $0.megabytesPerSecond,
+             "rss_mib": $0.peakRSSKiB.map { Double($0) / 1024 } ?? 0]
+        }
+        return try JSONSerialization.data(withJSONObject: entries, options: [.prettyPrinted, .sortedKeys])
+    }
 }

@@ -3,7 +3,7 @@ import Foundation
 
 // formdata-bench: FormDataKit against peers, in one run, with ratios.
 //
-//   swift run -c release formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [WORKLOAD ...]
+//   swift run -c release formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [WORKLOAD ...]
 //
 // Workloads: fields (W1/W2: 10,000 fields url-encoded and multipart; peers: Python urllib,
 // urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat),
@@ -14,7 +14,7 @@ import Foundation
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except W5's sender, which needs AsyncHTTPClient and runs as `--child send`.
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [fields|spool|multipart-kit|w4|w6|send ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|multipart-kit|w4|w6|send ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -30,6 +30,7 @@ func main() throws {
     var runs: Int?
     var sizeMiB: Int?
     var outPath: String?
+    var chartPath: String?
     var workloads: [String] = []
     while !arguments.isEmpty {
         let argument = arguments.removeFirst()
@@ -38,6 +39,7 @@ func main() throws {
         case "--runs": runs = arguments.isEmpty ? nil : Int(arguments.removeFirst())
         case "--size-mib": sizeMiB = arguments.isEmpty ? nil : Int(arguments.removeFirst())
         case "--out": outPath = arguments.isEmpty ? nil : arguments.removeFirst()
+        case "--chart": chartPath = arguments.isEmpty ? nil : arguments.removeFirst()
         case "-h", "--help": print(usage); return
         default: workloads.append(argument)
         }
@@ -67,6 +69,22 @@ func main() throws {
     let table = report.markdown()
     print(table)
     if let outPath { try table.write(toFile: outPath, atomically: true, encoding: .utf8) }
+    if let chartPath { try drawChart(report, to: chartPath, in: directory) }
+}
+
+/// Draws `report` as a PNG bar chart with `Benchmarks/chart.py` (matplotlib); says so and goes on
+/// when python3 or matplotlib is missing.
+func drawChart(_ report: Report, to path: String, in directory: WorkloadDirectory) throws {
+    let json = "\(directory.path)/results.json"
+    try report.chartJSON().write(to: URL(fileURLWithPath: json))
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Benchmarks/chart.py").standardized.path
+    let result = runMeasured(["python3", script, json, path])
+    switch result.status {
+    case 0: print("chart: \(path)")
+    case 3: print("chart: skipped (matplotlib is not installed: pip install matplotlib)")
+    default: throw BenchError.childFailed("Benchmarks/chart.py exited \(result.status)")
+    }
 }
 
 do {

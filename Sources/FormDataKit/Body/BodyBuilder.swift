@@ -12,7 +12,8 @@ package struct BodyBuilder {
     package private(set) var debugText: String?
 
     private var segments: [BodySegment] = []
-    private var pending: [UInt8] = []
+    /// The in-memory run being coalesced; handed to a segment without a copy on flush.
+    private let pending = ByteAccumulator()
 
     /// A builder writing strings in `encoding`; `debug` turns the debug text on.
     package init(encoding: String.Encoding, debug: Bool, expectedSize: Int = 0) {
@@ -26,12 +27,12 @@ package struct BodyBuilder {
 
     /// Whether `needle` occurs in the pending in-memory bytes from `mark` on.
     package func pendingContains(_ needle: [UInt8], from mark: Int) -> Bool {
-        pending.withUnsafeBytes { ByteSearch.contains(UnsafeRawBufferPointer(rebasing: $0[mark...]), needle) }
+        pending.withBytes(from: mark) { ByteSearch.contains($0, needle) }
     }
 
     /// Appends structural ASCII text (boundary lines, CRLFs, fixed header names).
     package mutating func appendASCII(_ text: String) {
-        pending.append(contentsOf: text.utf8)
+        appendUTF8(of: text)
         debugText?.append(text)
     }
 
@@ -39,16 +40,16 @@ package struct BodyBuilder {
     /// character cannot be represented.
     package mutating func appendText(_ text: String, field: String, role: FormDataError.FieldRole) throws(FormDataError) {
         if encoding == .utf8 {
-            pending.append(contentsOf: text.utf8)
+            appendUTF8(of: text)
         } else {
-            pending.append(contentsOf: try IANACharset.encode(text, encoding, field: field, role: role))
+            try IANACharset.encode(text, encoding, field: field, role: role).withUnsafeBytes { pending.append($0) }
         }
         debugText?.append(text)
     }
 
     /// Appends bytes that are already encoded, logging `debugText` for them.
     package mutating func appendEncoded(_ bytes: [UInt8], debugText text: @autoclosure () -> String) {
-        pending.append(contentsOf: bytes)
+        bytes.withUnsafeBufferPointer { pending.append($0) }
         if debugText != nil { debugText!.append(text()) }
     }
 
@@ -56,7 +57,7 @@ package struct BodyBuilder {
     package mutating func appendData(_ data: Data, partContentType: String?) {
         debugText?.append("[\(data.count) bytes of data]")
         if data.count <= Self.coalesceLimit {
-            pending.append(contentsOf: data)
+            data.withUnsafeBytes { pending.append($0) }
         } else {
             flush()
             segments.append(BodySegment(.bytes(data), partContentType: partContentType))
@@ -81,9 +82,14 @@ package struct BodyBuilder {
         return BodySource(segments: segments)
     }
 
+    /// Appends the UTF-8 bytes of `text` with one copy (contiguous for native strings).
+    private mutating func appendUTF8(of text: String) {
+        let done: Void? = text.utf8.withContiguousStorageIfAvailable { pending.append($0) }
+        if done == nil { Array(text.utf8).withUnsafeBufferPointer { pending.append($0) } }
+    }
+
     private mutating func flush() {
-        guard !pending.isEmpty else { return }
-        segments.append(BodySegment(.bytes(Data(pending))))
-        pending.removeAll(keepingCapacity: false)
+        guard pending.count > 0 else { return }
+        segments.append(BodySegment(.bytes(pending.takeData())))
     }
 }
