@@ -70,6 +70,12 @@ var childPath: String {
     URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("formdata-bench-child").path
 }
 
+/// `Benchmarks/peers/py_peers.py`, the Python peers (found from this source file's location).
+var pythonPeersScript: String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Benchmarks/peers/py_peers.py").standardized.path
+}
+
 /// The median of `values` (the mean of the middle two for an even count).
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()

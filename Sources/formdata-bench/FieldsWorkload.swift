@@ -26,8 +26,7 @@ enum FieldsWorkload {
         let fieldsPath = "\(directory.path)/fields.json"
         try JSONSerialization.data(withJSONObject: makeFields(count: count)).write(to: URL(fileURLWithPath: fieldsPath))
         let iterations = quick ? 5 : 30
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Benchmarks/peers/py_peers.py").standardized.path
+        let script = pythonPeersScript
         var rows: [ResultRow] = []
         for (workload, label) in [("w1", "W1 \(count) fields url-encoded"), ("w2", "W2 \(count) fields multipart")] {
             var tools: [(String, [String])] = [("FormDataKit FormDataRequest", [childPath, workload, fieldsPath, String(iterations)])]
