@@ -142,13 +142,15 @@ package enum BodyCompressor {
     }
 
     /// Compresses `source` with `settings`, passing the gzip stream to `sink` piece by piece, on
-    /// the number of threads ``threadCount(for:length:)`` picks.
+    /// the number of threads ``threadCount(for:length:)`` picks for the bytes that will be
+    /// deflated (``deflatedLength(of:settings:)``): a body that is mostly stored parts is copied
+    /// on one thread, where workers would only add hand-offs.
     @discardableResult
     package static func compress(
         _ source: BodySource, settings: CompressionSettings, into sink: GzipDeflater.Sink
     ) throws(FormDataError) -> CompressionSummary {
         try validate(threads: settings.threads)
-        let threads = threadCount(for: settings.threads, length: source.length)
+        let threads = threadCount(for: settings.threads, length: deflatedLength(of: source, settings: settings))
         if threads > 1 {
             return try ParallelGzipCompressor(threads: threads, blockSize: settings.blockSize)
                 .compress(source, settings: settings, into: sink)
@@ -173,6 +175,18 @@ package enum BodyCompressor {
         }
         try deflater.finish(into: sink)
         return CompressionSummary(bytesIn: deflater.bytesIn, bytesOut: deflater.bytesOut, levelChanges: deflater.levelChanges)
+    }
+
+    /// How many bytes of `source` are deflated at a level above 0 with `settings`: all of them
+    /// without adaptive compression, none at level 0, else all but the content of parts whose
+    /// type is already compressed (short structure segments, which keep the current level, are
+    /// counted as deflated).
+    package static func deflatedLength(of source: BodySource, settings: CompressionSettings) -> UInt64 {
+        if settings.level == 0 { return 0 }
+        guard settings.adaptive else { return source.length }
+        return source.segments.reduce(0) { total, segment in
+            level(for: segment, chosen: settings.level) == 0 ? total : total + segment.length
+        }
     }
 
     /// The level `segment` should be compressed at, or nil to keep the current one.

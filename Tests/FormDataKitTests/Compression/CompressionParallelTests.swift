@@ -168,6 +168,42 @@ struct CompressionParallelTests {
         #expect(FormDataRequest(url: anyURL).compressionThreads == 0)
     }
 
+    @Test("automatic threads count only the bytes that are deflated: stored parts stay on one thread")
+    func automaticThreadsFollowDeflatedBytes() throws {
+        let big: UInt64 = 64 << 20
+        func source(_ type: String) -> BodySource {
+            BodySource(segments: [
+                BodySegment(.bytes(Data(repeating: 0x2D, count: 300))),
+                BodySegment(.file(FileRange(path: "/nonexistent", length: big, expectedFileSize: big)), partContentType: type),
+                BodySegment(.bytes(Data(repeating: 0x2D, count: 60))),
+            ])
+        }
+        let adaptive = CompressionSettings(level: 6, adaptive: true)
+        #expect(BodyCompressor.deflatedLength(of: source("image/jpeg"), settings: adaptive) == 360)
+        #expect(BodyCompressor.deflatedLength(of: source("text/plain"), settings: adaptive) == big + 360)
+        #expect(BodyCompressor.deflatedLength(of: source("image/jpeg"), settings: CompressionSettings(level: 6, adaptive: false)) == big + 360)
+        #expect(BodyCompressor.deflatedLength(of: source("text/plain"), settings: CompressionSettings(level: 0, adaptive: true)) == 0)
+
+        // End to end: an all-JPEG body compressed with automatic threads is byte-identical to the
+        // one-thread stream (the parallel compressor would frame it differently).
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("photo.jpg", TestBytes.random(6 << 20, seed: 99))
+        var outputs: [Data] = []
+        for threads in [0, 1] {
+            let request = FormDataRequest(url: anyURL)
+            request.shouldCompressRequestBody = true
+            request.compressionThreads = threads
+            request.multipartBoundary = fixedBoundary
+            try request.addFile(path, withFileName: "photo.jpg", andContentType: "image/jpeg", forKey: "photo")
+            try request.buildPostBody()
+            let gz = try Data(contentsOf: URL(fileURLWithPath: try #require(request.compressedPostBodyFilePath)))
+            #expect(try DataDecompressor.uncompressData(gz) == (try #require(request.bodySource).readAll()))
+            outputs.append(gz)
+        }
+        #expect(outputs[0] == outputs[1])
+    }
+
     @Test("a negative thread count fails the build with a typed error")
     func negativeThreads() throws {
         let request = FormDataRequest(url: anyURL)
