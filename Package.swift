@@ -25,10 +25,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
         ),
+        .target(name: "CFileSpace"),
         .target(
             name: "FormDataKit",
             dependencies: [
                 "CZlib",
+                "CFileSpace",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

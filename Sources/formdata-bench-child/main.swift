@@ -6,12 +6,13 @@ import Foundation
 // Swift runtime's and Foundation's, not the start-up of a larger binary.
 //
 //   formdata-bench-child spool FILE...                        (W3)
+//   formdata-bench-child spool-copy STRATEGY FILE...          (W3 with another copy strategy)
 //   formdata-bench-child w1|w2 FIELDS.json ITERATIONS         (W1/W2; prints median seconds and size)
 //   formdata-bench-child w4 LEVEL THREADS FILE...             (W4)
 //   formdata-bench-child gzip MODE LEVEL ADAPTIVE TYPE THREADS FILE   (W6)
 //   formdata-bench-child gzip-request FILE                    (RSS of a large compressed body)
 
-let usage = "usage: formdata-bench-child spool|w1|w2|w4|gzip|gzip-request ARGUMENTS..."
+let usage = "usage: formdata-bench-child spool|spool-copy|w1|w2|w4|gzip|gzip-request ARGUMENTS..."
 
 func main() throws {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -19,6 +20,7 @@ func main() throws {
     let rest = Array(arguments.dropFirst())
     switch workload {
     case "spool": try SpoolChild.run(files: rest)
+    case "spool-copy": try SpoolCopyChild.run(rest)
     case "w1", "w2":
         guard rest.count == 2, let iterations = Int(rest[1]) else { throw ChildError.usage(usage) }
         try FieldsChild.run(workload: workload, fieldsPath: rest[0], iterations: iterations)

@@ -8,10 +8,10 @@ import Foundation
 /// `encode_multipart_formdata` (builds the body in memory).
 ///
 /// A second `cat` row writes the body's exact bytes (its multipart framing pieces and the files,
-/// in order): there every file lands at the same unaligned offset as in the spooled body, which is
-/// the real floor — in-kernel copies (`sendfile`, `copy_file_range`) to an offset that is not a
-/// multiple of the page size are about 1.5× slower on ext4 than aligned ones, and plain
-/// `cat files > f` starts the first, largest file at offset 0.
+/// in order): there every file lands at the same unaligned offset as in the spooled body. `cat`'s
+/// in-kernel copy (`copy_file_range`) is about 1.5× slower to an offset that is not a multiple of
+/// the page size, while plain `cat files > f` starts the first, largest file at offset 0; the
+/// spooler avoids that cost (see `BodySpooler`), so the row shows what it saves.
 enum SpoolWorkload {
     static let name = "W3 spool"
 
@@ -50,16 +50,23 @@ enum SpoolWorkload {
             tools.append((ResultRow(workload: workload, tool: label, bytes: total, seconds: [], peakRSSKiB: 0, note: note),
                           ["sh", "-c", "python3 \"$0\" \(tool) w3 '\(out)' \"$@\"; \(writeThenRemove)", pythonPeersScript] + files))
         }
+        return try measureAlternating(tools, runs: runs) + skipped
+    }
+
+    /// Runs every tool once per run, alternating, each after a `sync` (not timed), and returns
+    /// the rows with their times and peak RSS.
+    static func measureAlternating(_ tools: [(row: ResultRow, command: [String])], runs: Int) throws -> [ResultRow] {
+        var rows = tools.map(\.row)
         for _ in 0..<runs {
-            for index in tools.indices {
+            for (index, tool) in tools.enumerated() {
                 sync()
-                let result = runMeasured(tools[index].command)
-                guard result.status == 0 else { throw BenchError.childFailed("\(tools[index].row.tool) exited \(result.status)") }
-                tools[index].row.seconds.append(result.seconds)
-                tools[index].row.peakRSSKiB = max(tools[index].row.peakRSSKiB ?? 0, result.peakRSSKiB)
+                let result = runMeasured(tool.command)
+                guard result.status == 0 else { throw BenchError.childFailed("\(tool.row.tool) exited \(result.status)") }
+                rows[index].seconds.append(result.seconds)
+                rows[index].peakRSSKiB = max(rows[index].peakRSSKiB ?? 0, result.peakRSSKiB)
             }
         }
-        return tools.map(\.row) + skipped
+        return rows
     }
 
     /// The spool child's body as files to concatenate: each in-memory piece of multipart framing

@@ -7,6 +7,7 @@ import Foundation
 //
 // Workloads: fields (W1/W2: 10,000 fields url-encoded and multipart; peers: Python urllib,
 // urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat),
+// spool-copy (W3 with the copy strategies the spooler does not use: sendfile, other buffers),
 // gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload),
 // send (W5: 3 files + 10 fields built and sent to a loopback receiver that discards; FormDataKit
 // over AsyncHTTPClient and over URLSession vs curl -F; see SendWorkload).
@@ -14,7 +15,7 @@ import Foundation
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except W5's sender, which needs AsyncHTTPClient and runs as `--child send`.
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|multipart-kit|w4|w6|send ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -44,7 +45,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "multipart-kit", "w4", "w6", "send"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -54,6 +55,8 @@ func main() throws {
             report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
         case "spool":
             report.rows += try SpoolWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+        case "spool-copy":
+            report.rows += try SpoolCopyWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         case "multipart-kit":
             report.rows += try MultipartKitWorkload.run(quick: quick, w3MiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
         case "w4":

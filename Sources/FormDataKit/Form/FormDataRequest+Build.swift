@@ -20,7 +20,7 @@ extension FormDataRequest {
     ///   Nothing is left on disk when a build fails.
     public func buildPostBody() throws {
         try RequestHeaderValidation.requireValid(requestHeaders)
-        let streaming = transport.streamsBodySource
+        let streaming = transportStreamsBodySource
         try serializingBuilds {
             while true {
                 let snapshot: RequestState? = state.withLock { current in

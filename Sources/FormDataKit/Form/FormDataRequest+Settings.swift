@@ -97,6 +97,14 @@ extension FormDataRequest {
     /// Nil until set, so ``URLSessionTransport/shared`` is created only when it is used.
     private static let defaultTransportStorage = Locked<(any FormDataTransport)?>(nil)
 
+    /// Whether this request's transport streams a body source, answered without creating
+    /// ``URLSessionTransport/shared`` (which does not stream): building a body never starts a
+    /// URLSession and its libcurl (~4 MiB of the process's pages when only spooling).
+    package var transportStreamsBodySource: Bool {
+        if let chosen = sending.withLock({ $0.transport }) { return chosen.streamsBodySource }
+        return Self.defaultTransportStorage.current?.streamsBodySource ?? false
+    }
+
     // MARK: - Callbacks
 
     /// The delegate, held weakly (see ``FormDataRequestDelegate`` for order and threads).

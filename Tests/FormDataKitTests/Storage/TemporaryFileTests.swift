@@ -143,24 +143,51 @@ struct TemporaryFileTests {
         #expect(!FileManager.default.fileExists(atPath: spooled.path))
     }
 
-    @Test("The read/write fallback spools the same bytes as the kernel copy")
-    func fallbackMatchesKernelCopy() throws {
+    @Test("File ranges longer than the copy buffer, at odd offsets, spool byte for byte")
+    func spoolCopiesThroughBuffer() throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
-        let path = try scratch.write("part.bin", randomData(3_000_001, seed: 9))
+        let size = 3 * BodySpooler.copyBufferSize + 1
+        let path = try scratch.write("part.bin", randomData(size, seed: 9))
         let source = BodySource(segments: [
             BodySegment(.bytes(bytes("a"))),
-            BodySegment(.file(FileRange(path: path, offset: 17, length: 2_999_000, expectedFileSize: 3_000_001))),
+            BodySegment(.file(FileRange(path: path, offset: 17, length: UInt64(size - 18), expectedFileSize: UInt64(size)))),
             BodySegment(.bytes(bytes("z"))),
+            BodySegment(.file(FileRange(path: path, offset: 0, length: UInt64(BodySpooler.copyBufferSize), expectedFileSize: UInt64(size)))),
+            BodySegment(.file(FileRange(path: path, offset: UInt64(size - 1), length: 1, expectedFileSize: UInt64(size)))),
         ])
-        let kernel = try BodySpooler.spool(source)
-        BodySpooler.kernelCopyEnabled.withLock { $0 = false }
-        defer { BodySpooler.kernelCopyEnabled.withLock { $0 = true } }
-        let plain = try BodySpooler.spool(source)
+        let spooled = try BodySpooler.spool(source)
+        defer { spooled.remove() }
         let expected = try source.readAll()
-        #expect(expected.count == 2_999_002)
-        #expect(FileManager.default.contents(atPath: kernel.path) == expected)
-        #expect(FileManager.default.contents(atPath: plain.path) == expected)
+        #expect(expected.count == size - 18 + 2 + BodySpooler.copyBufferSize + 1)
+        #expect(UInt64(expected.count) == source.length)
+        // The reservation keeps the file's size: it ends at the body's last byte.
+        let attributes = try FileManager.default.attributesOfItem(atPath: spooled.path)
+        #expect((attributes[.size] as? UInt64) == source.length)
+        #expect(FileManager.default.contents(atPath: spooled.path) == expected)
+    }
+
+    @Test("Reserving space keeps the file's size and refuses a body larger than the file system allows")
+    func reserveSpace() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = scratch.path + "/reserved"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        try BodySpooler.reserveSpace(8 << 20, in: fd, path: path)
+        var info = stat()
+        #expect(fstat(fd, &info) == 0)
+        #expect(info.st_size == 0)
+        #if os(Linux)
+        // Far beyond any disk: the reservation fails up front, naming the file.
+        #expect {
+            try BodySpooler.reserveSpace(UInt64(1) << 62, in: fd, path: path)
+        } throws: { error in
+            guard case FormDataError.temporaryFileFailed(let failedPath, "write", let code) = error else { return false }
+            return failedPath == path && (code == ENOSPC || code == EFBIG || code == EDQUOT)
+        }
+        #endif
     }
 
     @Test("Directories left by dead processes are swept; live ones are kept")

@@ -145,6 +145,24 @@ struct AsyncHTTPClientTransportTests {
         #expect(!URLSessionTransport.shared.streamsBodySource)
     }
 
+    @Test("building asks the request's own transport whether it streams; unset, the answer is no (URLSession spools)")
+    func buildAsksChosenTransport() throws {
+        let file = try Support.makeFile(size: 10_000, seed: 43)
+        defer { file.remove() }
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+        try request.addFile(file.path, forKey: "f")
+        #expect(!request.transportStreamsBodySource)
+        try request.buildPostBody()
+        let spooled = try #require(request.postBodyFilePath)
+        #expect(FileManager.default.fileExists(atPath: spooled))
+        request.transport = AsyncHTTPClientTransport.shared
+        #expect(request.transportStreamsBodySource)
+        try request.buildPostBody()
+        #expect(request.postBodyFilePath == nil)
+        #expect(request.bodySource != nil)
+        #expect(!FileManager.default.fileExists(atPath: spooled))
+    }
+
     @Test("URLSessionTransport given a BodySource by hand spools it and removes the spool")
     func urlSessionTakesBodySource() async throws {
         let file = try Support.makeFile(size: 100_000, seed: 41)
