@@ -76,9 +76,15 @@ let package = Package(
             name: "formdata-bench-child",
             dependencies: ["FormDataKit"]
         ),
+        // Test support: runs a test case in a child process (FoundationNetworking's upload-cancel
+        // crash must not end the whole test run).
+        .target(
+            name: "ProcessIsolation",
+            path: "Tests/ProcessIsolation"
+        ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient"],
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
         ),
         .executableTarget(
@@ -88,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting"],
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "ProcessIsolation"],
             exclude: ["Support/form_oracle.py", "Support/fault_server.py"]
         ),
         .testTarget(

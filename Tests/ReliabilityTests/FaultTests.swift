@@ -4,6 +4,7 @@ import Glibc
 import FormDataKit
 import FormDataKitTesting
 import Foundation
+import ProcessIsolation
 import Testing
 
 /// Faults injected while a body is built and sent: files that change under the request, a
@@ -154,74 +155,80 @@ struct FaultTests {
 
     @Test("The receiver drops the connection mid-upload: an error, then a new send re-sends the complete body")
     func connectionDroppedThenResent() async throws {
-        let server = try await FaultServer.start()
-        let scratch = try Self.makeBase("drop")
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let path = "/close-first/\(UUID().uuidString)"
-        let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 4 << 20, scratch: scratch) }
-        request.timeOutSeconds = 30
-        var firstError: FormDataError?
-        do { _ = try await request.start() } catch { firstError = error }
-        #expect(firstError?.asiErrorCode == 1, "expected a connection failure, got \(String(describing: firstError))")
-        #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after the failure")
-        let response = try await request.start()
-        let answer = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
-        let entries = try await server.entries(path)
-        await server.stop()
-        #expect(response.statusCode == 200)
-        #expect(answer["sha256"] as? String == sha, "the re-sent body differs")
-        #expect(answer["received"] as? Int == answer["content_length"] as? Int)
-        #expect(entries.count == 2)
-        #expect(entries.first?["complete"] as? Bool == false)
-        #expect(TemporaryStorage.currentFiles().allSatisfy { !$0.hasPrefix(bodyPath) })
+        try await Isolation.run(case: "drop") {
+            let server = try await FaultServer.start()
+            let scratch = try Self.makeBase("drop")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let path = "/close-first/\(UUID().uuidString)"
+            let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 4 << 20, scratch: scratch) }
+            request.timeOutSeconds = 30
+            var firstError: FormDataError?
+            do throws(FormDataError) { _ = try await request.start() } catch { firstError = error }
+            #expect(firstError?.asiErrorCode == 1, "expected a connection failure, got \(String(describing: firstError))")
+            #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after the failure")
+            let response = try await request.start()
+            let answer = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
+            let entries = try await server.entries(path)
+            await server.stop()
+            #expect(response.statusCode == 200)
+            #expect(answer["sha256"] as? String == sha, "the re-sent body differs")
+            #expect(answer["received"] as? Int == answer["content_length"] as? Int)
+            #expect(entries.count == 2)
+            #expect(entries.first?["complete"] as? Bool == false)
+            #expect(TemporaryStorage.currentFiles().allSatisfy { !$0.hasPrefix(bodyPath) })
+        }
     }
 
     @Test("The receiver stalls mid-upload: timeout, and the retry re-sends the complete body")
     func stallTimeoutRetry() async throws {
-        let server = try await FaultServer.start()
-        let scratch = try Self.makeBase("stall")
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let path = "/stall-first/\(UUID().uuidString)"
-        let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
-        request.timeOutSeconds = 1
-        request.numberOfTimesToRetryOnTimeout = 2
-        let response = try await request.start()
-        let answer = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
-        let entries = try await server.entries(path)
-        await server.stop()
-        #expect(request.retryCount >= 1)
-        #expect(answer["sha256"] as? String == sha, "the retried body differs")
-        #expect(answer["received"] as? Int == answer["content_length"] as? Int)
-        #expect(entries.filter { $0["complete"] as? Bool == true }.count == 1)
-        #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after the send")
+        try await Isolation.run(case: "stall") {
+            let server = try await FaultServer.start()
+            let scratch = try Self.makeBase("stall")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let path = "/stall-first/\(UUID().uuidString)"
+            let (request, bodyPath, sha) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
+            request.timeOutSeconds = 1
+            request.numberOfTimesToRetryOnTimeout = 2
+            let response = try await request.start()
+            let answer = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
+            let entries = try await server.entries(path)
+            await server.stop()
+            #expect(request.retryCount >= 1)
+            #expect(answer["sha256"] as? String == sha, "the retried body differs")
+            #expect(answer["received"] as? Int == answer["content_length"] as? Int)
+            #expect(entries.filter { $0["complete"] as? Bool == true }.count == 1)
+            #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after the send")
+        }
     }
 
     @Test("Timeout without retries and cancel mid-upload: the error, and no body file left",
           arguments: ["timeout", "cancel"])
     func timeoutAndCancelMidUpload(mode: String) async throws {
-        let server = try await FaultServer.start()
-        let scratch = try Self.makeBase(mode)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let path = "/stall/\(UUID().uuidString)"
-        let (request, bodyPath, _) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
-        if mode == "timeout" {
-            request.timeOutSeconds = 1
-        } else {
-            request.timeOutSeconds = 60
-            let cancelled = Locked(false)
-            request.bytesSentBlock = { [weak request] _, _ in
-                if cancelled.update({ done in defer { done = true }; return !done }) { request?.cancel() }
+        try await Isolation.run(case: mode) {
+            let server = try await FaultServer.start()
+            let scratch = try Self.makeBase(mode)
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            let path = "/stall/\(UUID().uuidString)"
+            let (request, bodyPath, _) = try await offPool { try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch) }
+            if mode == "timeout" {
+                request.timeOutSeconds = 1
+            } else {
+                request.timeOutSeconds = 60
+                let cancelled = Locked(false)
+                request.bytesSentBlock = { [weak request] _, _ in
+                    if cancelled.update({ done in defer { done = true }; return !done }) { request?.cancel() }
+                }
             }
+            var failure: FormDataError?
+            do throws(FormDataError) { _ = try await request.start() } catch { failure = error }
+            await server.stop()
+            if mode == "timeout" {
+                #expect(failure?.asiErrorCode == 2, "\(String(describing: failure))")
+            } else {
+                #expect(failure == .cancelled, "\(String(describing: failure))")
+            }
+            #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after \(mode)")
         }
-        var failure: FormDataError?
-        do { _ = try await request.start() } catch { failure = error }
-        await server.stop()
-        if mode == "timeout" {
-            #expect(failure?.asiErrorCode == 2, "\(String(describing: failure))")
-        } else {
-            #expect(failure == .cancelled, "\(String(describing: failure))")
-        }
-        #expect(!FileManager.default.fileExists(atPath: bodyPath), "body file left after \(mode)")
     }
 }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import ProcessIsolation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -9,21 +10,6 @@ import FoundationNetworking
 /// Child processes for the fault tests, waited for on GCD threads (never on the Swift
 /// concurrency pool).
 enum Subprocess {
-    struct Output: Sendable {
-        var status: Int32
-        var signalled: Bool
-        var stdout: Data
-        var stderr: Data
-
-        /// The helper's JSON report (its last stdout line).
-        var report: [String: Any] {
-            let lines = stdout.split(separator: 0x0A)
-            guard let last = lines.last, let object = try? JSONSerialization.jsonObject(with: Data(last)) as? [String: Any]
-            else { return [:] }
-            return object
-        }
-    }
-
     /// The `reliability-helper` executable built beside the test binary.
     static var helperPath: String {
         // The test binary is …/debug/FormDataKitPackageTests.xctest (a file on Linux) or a bundle.
@@ -37,34 +23,18 @@ enum Subprocess {
     }
 
     /// Runs `arguments` (via /usr/bin/env) with `environment` added, and returns its output.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let errData = Locked(Data())
-                let group = DispatchGroup()
-                group.enter()
-                DispatchQueue.global().async {
-                    errData.set(err.fileHandleForReading.readDataToEndOfFile())
-                    group.leave()
-                }
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Output(
-                    status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                    stdout: outData, stderr: errData.get()))
-            }
-        }
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("/usr/bin/env", arguments, environment: environment)
+    }
+}
+
+extension ChildProcess.Output {
+    /// The helper's JSON report (its last stdout line).
+    var report: [String: Any] {
+        let lines = stdout.split(separator: 0x0A)
+        guard let last = lines.last, let object = try? JSONSerialization.jsonObject(with: Data(last)) as? [String: Any]
+        else { return [:] }
+        return object
     }
 }
 
