@@ -15,6 +15,12 @@ import FoundationNetworking
 ///
 /// Keep one transport (``shared``) for the life of the process: creating and invalidating
 /// sessions per request is where FoundationNetworking's teardown races live.
+///
+/// - Warning: On Linux, cancelling an upload from a file, or its timing out or losing its
+///   connection, while FoundationNetworking is reading the next chunk of the body file can crash
+///   the process inside FoundationNetworking (`try!` in `_EasyHandle._PauseState.setState`,
+///   libcurl error 43); it cannot be caught here. Use `AsyncHTTPClientTransport` where uploads
+///   are cancelled or time out.
 public final class URLSessionTransport: FormDataTransport {
     /// The transport every ``FormDataRequest`` uses unless told otherwise.
     public static let shared = URLSessionTransport()
