@@ -48,4 +48,12 @@ struct IsolationTests {
         #expect(missing.contains("without running the case"))
         #endif
     }
+
+    @Test("a known crash is retried; a case that crashes every time is a known issue after three children")
+    func knownCrashRetried() async throws {
+        #if os(Linux)
+        #expect(try await Isolation.run(case: "pass", test: "childCase(name:)") {} == 0)
+        #expect(try await Isolation.run(case: "knownCrash", test: "childCase(name:)") {} == 3)
+        #endif
+    }
 }
