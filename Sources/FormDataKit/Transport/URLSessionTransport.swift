@@ -5,9 +5,12 @@ import FoundationNetworking
 
 /// Sends requests with one long-lived `URLSession` (FoundationNetworking on Linux).
 ///
-/// - A body in a file goes out with `uploadTask(with:fromFile:)`: streamed from disk with the
-///   file's exact size as `Content-Length`, no `Expect: 100-continue` stall, bounded memory.
-/// - A body in memory goes out with `uploadTask(with:from:)`; no body, with a data task.
+/// - A body in a file larger than ``inMemoryFileBodyLimit`` goes out with
+///   `uploadTask(with:fromFile:)`: streamed from disk with the file's exact size as
+///   `Content-Length`, no `Expect: 100-continue` stall, bounded memory.
+/// - A body in memory, or in a file up to ``inMemoryFileBodyLimit`` (read into memory first),
+///   goes out with `uploadTask(with:from:)`, also with its exact `Content-Length`; no body, with a
+///   data task. The bytes on the wire are the same either way.
 /// - Stream bodies are never used: on Linux they are always chunked, and a `Content-Length`
 ///   set with them is sent as well (swift-corelibs-foundation#4818), which servers reject.
 /// - Progress comes from `urlSession(_:task:didSendBodyData:…)`, not `task.progress` (broken
@@ -16,14 +19,30 @@ import FoundationNetworking
 /// Keep one transport (``shared``) for the life of the process: creating and invalidating
 /// sessions per request is where FoundationNetworking's teardown races live.
 ///
-/// - Warning: On Linux, cancelling an upload from a file, or its timing out or losing its
+/// - Warning: On Linux, cancelling an upload sent from a file, or its timing out or losing its
 ///   connection, while FoundationNetworking is reading the next chunk of the body file can crash
 ///   the process inside FoundationNetworking (`try!` in `_EasyHandle._PauseState.setState`,
-///   libcurl error 43); it cannot be caught here. Use `AsyncHTTPClientTransport` where uploads
-///   are cancelled or time out.
+///   libcurl error 43); it cannot be caught here. Bodies up to ``inMemoryFileBodyLimit`` never
+///   reach that file reader. Use `AsyncHTTPClientTransport` where larger uploads are cancelled
+///   or time out.
 public final class URLSessionTransport: FormDataTransport {
     /// The transport every ``FormDataRequest`` uses unless told otherwise.
     public static let shared = URLSessionTransport()
+
+    /// The default ``inMemoryFileBodyLimit``: 8 MiB on Linux, 0 elsewhere (Apple's URLSession
+    /// reads upload files without that crash).
+    #if canImport(FoundationNetworking)
+    public static let defaultInMemoryFileBodyLimit: UInt64 = 8 << 20
+    #else
+    public static let defaultInMemoryFileBodyLimit: UInt64 = 0
+    #endif
+
+    /// Bodies in a file (or built from file parts) up to this many bytes are read into memory
+    /// and sent from there, so a cancel, timeout or dropped connection mid-body cannot meet
+    /// FoundationNetworking's crashing file reader. Costs up to twice this much memory while such
+    /// a request is in flight (FoundationNetworking copies upload data once). 0: every file body
+    /// streams from its file.
+    public let inMemoryFileBodyLimit: UInt64
 
     /// A timeout long enough to mean "none" (7 days), for ``TransportRequest/timeoutInterval`` ≤ 0.
     static let noTimeout: TimeInterval = 7 * 24 * 3600
@@ -33,7 +52,10 @@ public final class URLSessionTransport: FormDataTransport {
 
     /// A transport with its own session: ephemeral (no cookies, cache or credentials stored),
     /// following redirects, with its callbacks on a private serial queue.
-    public init() {
+    ///
+    /// - Parameter inMemoryFileBodyLimit: see ``inMemoryFileBodyLimit``.
+    public init(inMemoryFileBodyLimit: UInt64 = URLSessionTransport.defaultInMemoryFileBodyLimit) {
+        self.inMemoryFileBodyLimit = inMemoryFileBodyLimit
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Self.noTimeout
         configuration.timeoutIntervalForResource = Self.noTimeout
@@ -56,25 +78,14 @@ public final class URLSessionTransport: FormDataTransport {
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
-        var body = request.body
-        var spooled: TemporaryFile?
-        if case .source(let source) = body {
-            // URLSession cannot stream with an exact length on Linux: a segment body is read into
-            // memory when it is all in memory, else spooled to a temporary file removed at the end.
-            do throws(FormDataError) {
-                if source.isInMemory {
-                    body = .data(try source.readAll())
-                } else {
-                    let file = try BodySpooler.spool(source)
-                    spooled = file
-                    body = .file(path: file.path, length: source.length)
-                }
-            } catch {
-                let failure = FormDataError.whileSending(error)
-                DispatchQueue.global().async { observer.transportDidComplete(.failure(failure)) }
-                return NoTransportTask()
-            }
+        let prepared: (body: TransportRequest.Body, spooled: TemporaryFile?)
+        do throws(FormDataError) {
+            prepared = try sendableBody(request.body)
+        } catch {
+            DispatchQueue.global().async { observer.transportDidComplete(.failure(error)) }
+            return NoTransportTask()
         }
+        let (body, spooled) = prepared
         let task: URLSessionTask
         var bodyPath: String?
         switch body {
@@ -91,6 +102,46 @@ public final class URLSessionTransport: FormDataTransport {
             spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize)
         task.resume()
         return URLSessionTransportTask(task: task)
+    }
+
+    /// The body as URLSession will send it, and the temporary file made for it if any.
+    ///
+    /// URLSession cannot stream with an exact length on Linux, so a segment body is read into
+    /// memory when it is in memory or small, else spooled to a temporary file (removed at the
+    /// end). A file body up to ``inMemoryFileBodyLimit`` is read into memory.
+    func sendableBody(_ body: TransportRequest.Body) throws(FormDataError) -> (TransportRequest.Body, TemporaryFile?) {
+        switch body {
+        case .source(let source):
+            do throws(FormDataError) {
+                if source.isInMemory || source.length <= inMemoryFileBodyLimit {
+                    return (.data(try source.readAll()), nil)
+                }
+                let file = try BodySpooler.spool(source)
+                return (.file(path: file.path, length: source.length), file)
+            } catch {
+                throw FormDataError.whileSending(error)
+            }
+        case .file(let path, let length) where length <= inMemoryFileBodyLimit:
+            let range = FileRange(path: path, length: length, expectedFileSize: length)
+            do throws(FormDataError) {
+                return (.data(try BodySource(segments: [BodySegment(.file(range))]).readAll()), nil)
+            } catch {
+                // The same errors as when FoundationNetworking reads the file itself.
+                switch error {
+                case .fileNotFound: throw Self.bodyFileError(path: path, errno: ENOENT)
+                case .fileIsDirectory: throw Self.bodyFileError(path: path, errno: EISDIR)
+                case .fileUnreadable(_, let code): throw Self.bodyFileError(path: path, errno: code)
+                default: throw FormDataError.whileSending(error)
+                }
+            }
+        case .none, .data, .file:
+            return (body, nil)
+        }
+    }
+
+    /// A body file that could not be read.
+    static func bodyFileError(path: String, errno code: Int32) -> FormDataError {
+        .fileManagement(underlying: .temporaryFileFailed(path: path, operation: "read body", errno: code))
     }
 }
 
@@ -234,7 +285,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case NSURLErrorFileDoesNotExist, NSURLErrorNoPermissionsToReadFile, NSURLErrorFileIsDirectory:
             let code: Int32 = underlying.code == NSURLErrorFileDoesNotExist ? ENOENT
                 : underlying.code == NSURLErrorFileIsDirectory ? EISDIR : EACCES
-            return .fileManagement(underlying: .temporaryFileFailed(path: bodyPath ?? "", operation: "read body", errno: code))
+            return URLSessionTransport.bodyFileError(path: bodyPath ?? "", errno: code)
         default:
             return .connectionFailure(underlying: underlying)
         }
