@@ -61,7 +61,7 @@ public enum Isolation {
             outcome = try await runChild(test: test, case: caseName)
             if outcome == .knownCrash {
                 crashes += 1
-                print("\(test)#\(caseName): attempt \(crashes) crashed in FoundationNetworking (\(knownCrashFrame), libcurl 43)")
+                print("\(test)#\(caseName): attempt \(crashes) ended in the known FoundationNetworking crash (\(knownCrashFrame))")
             }
         }
         if crashes > 0 {
