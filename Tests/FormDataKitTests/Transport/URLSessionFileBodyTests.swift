@@ -66,34 +66,47 @@ struct URLSessionFileBodyTests {
         }
     }
 
-    @Test("cancelled mid-upload 20 times with a 6 MB file: always cancelled, never a crash (in a child; a crash fails)")
-    func cancelUnderLimitNeverCrashes() async throws {
-        try await Isolation.inChildOnly(case: "loop") {
-            let file = try await Support.blocking { try Support.makeFile(size: 6_000_000, seed: 23) }
-            defer { file.remove() }
-            var midBody = 0
-            try await Support.withReceiver { receiver in
-                for round in 1...20 {
-                    let request = FormDataRequest(url: receiver.url("/delay/2000?sha256=0"))
-                    request.transport = URLSessionTransport.shared
-                    request.timeOutSeconds = Support.patientTimeout
-                    try request.addFile(file.path, forKey: "file")
-                    try request.buildPostBody()
-                    let spooled = try #require(request.postBodyFilePath)
-                    let delegate = RecordingDelegate(onSend: { $0.cancel() })
-                    request.delegate = delegate
-                    await Support.blocking { request.startSynchronous() }
-                    #expect(request.error == .cancelled, "round \(round): \(String(describing: request.error)) \(delegate.log)")
-                    #expect(!FileManager.default.fileExists(atPath: spooled), "round \(round)")
-                    if request.totalBytesSent < UInt64(file.data.count) { midBody += 1 }
-                }
+    /// A transport that sends every file body from its file (FoundationNetworking's file reader).
+    static let fromFile = URLSessionTransport(inMemoryFileBodyLimit: 0)
+
+    /// Sends a 6 MB file 20 times over `transport`, cancelling each upload at its first progress
+    /// callback; each must fail `cancelled` and leave no temp file.
+    static func cancelLoop(_ transport: URLSessionTransport) async throws {
+        let file = try await Support.blocking { try Support.makeFile(size: 6_000_000, seed: 23) }
+        defer { file.remove() }
+        var midBody = 0
+        try await Support.withReceiver { receiver in
+            for round in 1...20 {
+                let request = FormDataRequest(url: receiver.url("/delay/2000?sha256=0"))
+                request.transport = transport
+                request.timeOutSeconds = Support.patientTimeout
+                try request.addFile(file.path, forKey: "file")
+                try request.buildPostBody()
+                let spooled = try #require(request.postBodyFilePath)
+                let delegate = RecordingDelegate(onSend: { $0.cancel() })
+                request.delegate = delegate
+                await Support.blocking { request.startSynchronous() }
+                #expect(request.error == .cancelled, "round \(round): \(String(describing: request.error)) \(delegate.log)")
+                #expect(!FileManager.default.fileExists(atPath: spooled), "round \(round)")
+                if request.totalBytesSent < UInt64(file.data.count) { midBody += 1 }
             }
-            print("cancelled mid-body in \(midBody) of 20 rounds")
-            #expect(midBody > 0, "no round was cancelled before its body was sent")
         }
+        print("cancelled mid-body in \(midBody) of 20 rounds")
+        #expect(midBody > 0, "no round was cancelled before its body was sent")
+    }
+
+    /// Each loop runs in a child. From memory (the default limit) a crash fails the test; from
+    /// the file, FoundationNetworking's known crash is expected now and then (a known issue), and
+    /// is kept here as the contrast that shows what the limit avoids. To count it:
+    /// `FORMDATAKIT_ISOLATED_CASE='cancelMidBody()#fromFile' .build/debug/FormDataKitPackageTests.xctest --testing-library swift-testing --filter /cancelMidBody`
+    /// (exit status 132 is the crash).
+    @Test("cancelled mid-upload 20 times with a 6 MB file: from memory never a crash (a crash fails); from the file, the known crash")
+    func cancelMidBody() async throws {
+        try await Isolation.inChildOnly(case: "fromMemory") { try await Self.cancelLoop(URLSessionTransport.shared) }
+        try await Isolation.run(case: "fromFile", attempts: 1) { try await Self.cancelLoop(Self.fromFile) }
         #if os(Linux)
         if !Isolation.isChild {
-            let outcome = try await Isolation.runChild(test: #function, case: "loop")
+            let outcome = try await Isolation.runChild(test: #function, case: "fromMemory")
             #expect(outcome == .passed, "\(outcome)")
         }
         #endif
