@@ -10,12 +10,10 @@ enum GzipChildren {
         guard arguments.count >= 3, let level = Int32(arguments[0]), let threads = Int(arguments[1]) else {
             throw ChildError.usage("w4 LEVEL THREADS FILE...")
         }
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/upload")!)
+        let request = try W3Form.request(files: Array(arguments.dropFirst(2)))
         request.shouldCompressRequestBody = true
         request.compressionLevel = level
         request.compressionThreads = threads
-        for index in 0..<10 { request.addPostValue("value \(index) — ünïcödé", forKey: "field\(index)") }
-        for (index, file) in arguments.dropFirst(2).enumerated() { try request.addFile(file, forKey: "file\(index)") }
         try request.buildPostBody()
         try checkCompressedFile(of: request)
     }

@@ -65,12 +65,10 @@ enum SpoolCopyChild {
         }
     }
 
-    /// The form of `SpoolChild` (ten fields, the files), built without spooling: its segments.
+    /// The W3 form of `SpoolChild`, built without spooling: its segments.
     static func bodySource(files: [String]) throws -> BodySource {
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/upload")!)
+        let request = try W3Form.request(files: files)
         request.transport = SegmentsOnlyTransport()
-        for index in 0..<10 { request.addPostValue("value \(index) — ünïcödé", forKey: "field\(index)") }
-        for (index, file) in files.enumerated() { try request.addFile(file, forKey: "file\(index)") }
         try request.buildPostBody()
         guard let source = request.bodySource else { throw ChildError.failed("no body source") }
         return source
