@@ -131,48 +131,46 @@ struct LifecycleTests {
 
     @Test("a timeout is retried with the same spooled body, then fails timedOut; file removed after the last try", arguments: TransportKind.allCases)
     func timeoutAndRetry(kind: TransportKind) async throws {
-        // URLSession cases run in a child process: see Isolation (FoundationNetworking can crash
-        // when an upload from a file is ended mid-body).
-        try await Isolation.run(case: kind.rawValue, isolate: kind == .urlSession) {
-            let file = try Support.makeFile(size: 20_000, seed: 9)
-            defer { file.remove() }
-            try await Support.withReceiver { receiver in
-                let request = FormDataRequest(url: receiver.url("/delay/8000"))
-                request.transport = kind.transport
-                request.timeOutSeconds = Support.patientTimeout
-                try request.addFile(file.path, forKey: "file")
-                request.timeOutSeconds = 2
-                request.numberOfTimesToRetryOnTimeout = 2
-                try request.buildPostBody()
-                let spooled = request.postBodyFilePath
-                #expect((spooled != nil) == kind.spools)
-                let delegate = RecordingDelegate()
-                request.delegate = delegate
-                var caught: FormDataError?
-                do {
-                    _ = try await request.start()
-                } catch {
-                    caught = error as? FormDataError
-                }
-                guard case .timedOut(let underlying)? = caught else {
-                    Issue.record("expected timedOut, got \(String(describing: caught))")
-                    return
-                }
-                if kind == .urlSession { #expect(underlying.code == -1001) }
-                #expect(request.retryCount == 2)
-                #expect(request.error?.asiErrorCode == 2)
-                if let spooled { #expect(!Support.exists(spooled)) }
-                #expect(delegate.log.first == "started")
-                #expect(delegate.log.last == "failed")
-                #expect(delegate.log.filter { $0 == "started" }.count == 1)
-                // Every try that arrived whole carried the same body. (On a loaded machine a try can
-                // time out before the receiver has read all of it; FakeTransportTests count the tries
-                // exactly.)
-                let tries = receiver.requests
-                #expect(!tries.isEmpty)
-                #expect(Set(tries.compactMap(\.bodySHA256)).count == 1)
-                #expect(tries.allSatisfy { $0.form?.file("file")?.sha256 == file.sha256 })
+        // In this process, not in a child (Isolation): the body is under URLSessionTransport's
+        // in-memory limit, so FoundationNetworking's crashing file reader is never used.
+        let file = try Support.makeFile(size: 20_000, seed: 9)
+        defer { file.remove() }
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/delay/8000"))
+            request.transport = kind.transport
+            request.timeOutSeconds = Support.patientTimeout
+            try request.addFile(file.path, forKey: "file")
+            request.timeOutSeconds = 2
+            request.numberOfTimesToRetryOnTimeout = 2
+            try request.buildPostBody()
+            let spooled = request.postBodyFilePath
+            #expect((spooled != nil) == kind.spools)
+            let delegate = RecordingDelegate()
+            request.delegate = delegate
+            var caught: FormDataError?
+            do {
+                _ = try await request.start()
+            } catch {
+                caught = error as? FormDataError
             }
+            guard case .timedOut(let underlying)? = caught else {
+                Issue.record("expected timedOut, got \(String(describing: caught))")
+                return
+            }
+            if kind == .urlSession { #expect(underlying.code == -1001) }
+            #expect(request.retryCount == 2)
+            #expect(request.error?.asiErrorCode == 2)
+            if let spooled { #expect(!Support.exists(spooled)) }
+            #expect(delegate.log.first == "started")
+            #expect(delegate.log.last == "failed")
+            #expect(delegate.log.filter { $0 == "started" }.count == 1)
+            // Every try that arrived whole carried the same body. (On a loaded machine a try can
+            // time out before the receiver has read all of it; FakeTransportTests count the tries
+            // exactly.)
+            let tries = receiver.requests
+            #expect(!tries.isEmpty)
+            #expect(Set(tries.compactMap(\.bodySHA256)).count == 1)
+            #expect(tries.allSatisfy { $0.form?.file("file")?.sha256 == file.sha256 })
         }
     }
 
