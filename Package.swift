@@ -26,11 +26,14 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"]), .brew(["zlib"])]
         ),
         .target(name: "CFileSpace"),
+        // libcurl, bound at run time with dlopen: no development package needed to build.
+        .target(name: "CCurl"),
         .target(
             name: "FormDataKit",
             dependencies: [
                 "CZlib",
                 "CFileSpace",
+                "CCurl",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

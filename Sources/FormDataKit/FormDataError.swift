@@ -73,6 +73,15 @@ public enum FormDataError: Error, Sendable, Equatable {
     indirect case compression(underlying: FormDataError)
     /// The request is already being sent; a request runs one send at a time.
     case requestInProgress
+    /// The server redirected more times than allowed (ASI code 9, `ASITooMuchRedirectionErrorType`).
+    case tooMuchRedirection(underlying: UnderlyingError)
+    /// A redirect from `from` to `to` was not followed, for `reason` (e.g. https to http: the
+    /// body and credentials would go out unencrypted). ASI code 9.
+    case redirectRefused(from: String, to: String, reason: String)
+    /// The response body grew past `limit` bytes (``FormDataRequest/maximumResponseSize``);
+    /// receiving stopped there, so a hostile or broken server cannot exhaust memory (ASI code 1:
+    /// the connection was dropped).
+    case responseTooLarge(limit: UInt64)
 }
 
 /// The error beneath a sending failure, kept as plain values so ``FormDataError`` stays
@@ -107,7 +116,7 @@ extension FormDataError {
     /// The `ASINetworkErrorType` number of this error's category, for code that compares with
     /// ASIHTTPRequest's codes: 1 connection failure, 2 timed out, 3 authentication, 4 cancelled,
     /// 5 unable to create request, 6 internal error while building, 8 file management,
-    /// 11 compression. Build errors reported directly (without being wrapped) count as 6, 8 or 11.
+    /// 9 too much redirection (or a refused redirect), 11 compression. Build errors reported directly (without being wrapped) count as 6, 8 or 11.
     public var asiErrorCode: Int {
         switch self {
         case .connectionFailure: return 1
@@ -119,6 +128,8 @@ extension FormDataError {
         case .fileManagement, .temporaryFileFailed: return 8
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
         case .fileUnwritable: return 8
+        case .tooMuchRedirection, .redirectRefused: return 9
+        case .responseTooLarge: return 1
         case .fileNotFound, .fileIsDirectory, .fileUnreadable, .fileChanged, .unencodableString,
             .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision:
             return 6
@@ -131,7 +142,8 @@ extension FormDataError {
         case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
-            .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader:
+            .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
+            .tooMuchRedirection, .redirectRefused, .responseTooLarge:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -189,6 +201,12 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "Compression failed: \(underlying)"
         case .requestInProgress:
             return "The request is already being sent"
+        case .tooMuchRedirection(let underlying):
+            return "The request failed because it redirected too many times: \(underlying)"
+        case .redirectRefused(let from, let to, let reason):
+            return "The redirect from \(from) to \(to) was not followed: \(reason)"
+        case .responseTooLarge(let limit):
+            return "The response body exceeds the limit of \(limit) bytes"
         }
     }
 

@@ -17,13 +17,12 @@ import FoundationNetworking
 ///    failure: { task, error in print(error) })
 /// ```
 ///
-/// Sending goes through FormDataKit's transport (one long-lived `URLSession`). Multipart bodies
-/// with file parts (or over 1 MiB) are spooled to a private temporary file and uploaded from it,
-/// small in-memory ones are sent from memory: either way `Content-Length` is exact on Linux too
-/// (a stream body would go out chunked). A spooled file is removed when the task ends. With a
-/// transport that streams the body itself (`AsyncHTTPClientTransport` of the
-/// `FormDataKitAsyncHTTPClient` product, passed to ``init(baseURL:sessionConfiguration:transport:)``)
-/// nothing is spooled: the parts are streamed with their exact length.
+/// Sending goes through FormDataKit's transport: `FormDataRequest.defaultTransport` unless one is
+/// passed to ``init(baseURL:sessionConfiguration:transport:)`` — `CurlTransport` on Linux, which
+/// streams multipart bodies from their parts with their exact length (nothing spooled), and
+/// `URLSessionTransport` on Apple platforms, where multipart bodies with file parts (or over
+/// 1 MiB) are spooled to a private temporary file and uploaded from it (removed when the task
+/// ends) and small in-memory ones are sent from memory. `Content-Length` is exact either way.
 /// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
 /// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
 open class AFHTTPSessionManager: @unchecked Sendable {
@@ -52,7 +51,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     private let settings: Locked<Settings>
 
     /// A manager with no base URL (AFNetworking's `+manager`).
-    public class func manager() -> Self { Self.init(baseURL: nil, sessionConfiguration: nil, transport: URLSessionTransport.shared) }
+    public class func manager() -> Self {
+        Self.init(baseURL: nil, sessionConfiguration: nil, transport: FormDataRequest.defaultTransport)
+    }
 
     /// A manager for `baseURL` (see ``init(baseURL:sessionConfiguration:transport:)``).
     public convenience init(baseURL: URL?) {
@@ -60,9 +61,10 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A manager for `baseURL` with `configuration`, sending through
-    /// `URLSessionTransport.shared`.
+    /// `FormDataRequest.defaultTransport` (`CurlTransport` on Linux, `URLSessionTransport` on
+    /// Apple platforms).
     public convenience init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
-        self.init(baseURL: baseURL, sessionConfiguration: configuration, transport: URLSessionTransport.shared)
+        self.init(baseURL: baseURL, sessionConfiguration: configuration, transport: FormDataRequest.defaultTransport)
     }
 
     /// A manager for `baseURL` that sends through `transport` (a FormDataKit addition). A base URL

@@ -39,7 +39,7 @@ struct Post: AsyncParsableCommand {
     @Option(name: .customLong("user"), help: "Basic authentication, user:password.")
     var user: String?
 
-    @Option(name: .long, help: "The transport: urlsession or asynchttpclient (streams the body, no temporary file). Default: asynchttpclient on Linux, urlsession elsewhere.")
+    @Option(name: .long, help: "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too). Default: curl on Linux, urlsession elsewhere.")
     var transport: TransportChoice = .platformDefault
 
     @Option(name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (asynchttpclient only).")

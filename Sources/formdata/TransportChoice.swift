@@ -5,15 +5,17 @@ import Foundation
 
 /// `--transport`: which FormDataKit transport sends the request.
 enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
+    /// The system libcurl: streams the body with its exact length, no temporary file.
+    case curl
     /// FoundationNetworking's URLSession (bodies with files are spooled to a temporary file).
     case urlsession
     /// AsyncHTTPClient: streams the body with its exact length, no temporary file.
     case asynchttpclient
 
-    /// AsyncHTTPClient on Linux (the fast path), URLSession elsewhere.
+    /// libcurl on Linux (URLSession when libcurl cannot be loaded), URLSession elsewhere.
     static var platformDefault: TransportChoice {
         #if os(Linux)
-        return .asynchttpclient
+        return CurlTransport.isAvailable ? .curl : .urlsession
         #else
         return .urlsession
         #endif
@@ -24,6 +26,14 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     func withTransport<T>(pinnedCertificate: String?,
                           _ body: (any FormDataTransport) async throws -> T) async throws -> T {
         switch self {
+        case .curl:
+            if pinnedCertificate != nil {
+                throw ValidationError("--pinned-cert needs --transport asynchttpclient")
+            }
+            if let reason = CurlTransport.unavailableReason {
+                throw ValidationError("--transport curl: \(reason)")
+            }
+            return try await body(CurlTransport.shared)
         case .urlsession:
             if pinnedCertificate != nil {
                 throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")

@@ -32,6 +32,8 @@ guard arguments.count >= 2 else { report(["error": "usage"]) }
 switch arguments[1] {
 case "spool":
     let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+    // A transport that takes files, so the build spools (the streaming default would not).
+    request.transport = URLSessionTransport.shared
     request.shouldCompressRequestBody = arguments[3] == "1"
     if arguments.count > 4 { request.compressionLevel = 9 }
     do {

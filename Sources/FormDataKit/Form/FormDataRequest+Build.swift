@@ -49,10 +49,33 @@ extension FormDataRequest {
     /// The in-memory body after a build, when it was not spooled (nil for spooled bodies).
     public var postBody: Data? { state.withLock { $0.built?.postBody } }
 
-    /// The path of the spooled body after a build, when it is on disk. Nil when the body is
-    /// compressed (it is compressed straight to ``compressedPostBodyFilePath``, never spooled),
-    /// and when the request's transport streams the body itself (nothing is spooled).
-    public var postBodyFilePath: String? { state.withLock { $0.built?.spooledFile?.path } }
+    /// The path of the spooled body after a build, when it is on disk (forms with files, or
+    /// ``shouldStreamPostDataFromDisk``). Nil when the body is compressed (it is compressed
+    /// straight to ``compressedPostBodyFilePath``, never spooled) or kept in memory.
+    ///
+    /// When the request's transport streams the body itself (``CurlTransport``, the Linux
+    /// default), nothing is spooled to send it; reading this property spools the body then, on
+    /// first access, so code that reads the file (as ASIHTTPRequest code did) still can. Nil if
+    /// that spool fails (a file changed or vanished, or the disk is full): sending reports why.
+    public var postBodyFilePath: String? {
+        let pending = state.withLock { state -> (BodySource, UInt64)? in
+            guard let built = state.built, built.streamedByTransport, built.spooledFile == nil else { return nil }
+            return (built.source, state.generation)
+        }
+        if let (source, generation) = pending, let file = try? BodySpooler.spool(source) {
+            let kept = state.withLock { state -> Bool in
+                guard state.generation == generation, state.built != nil, state.built?.spooledFile == nil else { return false }
+                state.built?.spooledFile = file
+                return true
+            }
+            if !kept { file.remove() }
+        }
+        return state.withLock { $0.built?.spooledFile?.path }
+    }
+
+    /// Whether the built body is in a spooled temporary file now (without spooling it, unlike
+    /// ``postBodyFilePath``): false for bodies in memory, compressed, or streamed by the transport.
+    public var isPostBodySpooled: Bool { state.withLock { $0.built?.spooledFile != nil } }
 
     /// The gzip-compressed body after a build, when ``shouldCompressRequestBody`` is on and the
     /// compressed body is kept in memory (small bodies that are not streamed from disk).

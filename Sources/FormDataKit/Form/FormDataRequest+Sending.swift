@@ -71,9 +71,9 @@ extension FormDataRequest {
     func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
         let settings = sending.withLock {
             ($0.timeOutSeconds, $0.allowCompressedResponse, $0.userAgentString, $0.username, $0.password,
-             $0.maximumDecompressedResponseSize)
+             $0.maximumDecompressedResponseSize, $0.maximumResponseSize)
         }
-        let (timeout, allowCompressed, userAgent, username, password, responseLimit) = settings
+        let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
         return state.withLock { state in
             guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 state.url.host != nil
@@ -122,6 +122,7 @@ extension FormDataRequest {
                 url: state.url, method: state.requestMethod, headers: headers, body: body,
                 timeoutInterval: timeout)
             request.maximumDecompressedResponseSize = responseLimit
+            request.maximumResponseSize = rawResponseLimit
             return .success((request, file))
         }
     }

@@ -69,6 +69,19 @@ extension FormDataRequest {
     /// The default ``maximumDecompressedResponseSize``: 256 MiB.
     public static let defaultMaximumDecompressedResponseSize: UInt64 = 256 << 20
 
+    /// The largest response body accepted as it arrives, in bytes, encoded or not: receiving
+    /// stops as soon as a body grows past it and the send fails with
+    /// ``FormDataError/responseTooLarge(limit:)``, so a hostile or broken server cannot exhaust
+    /// memory. 256 MiB by default (``defaultMaximumResponseSize``). Enforced by the curl transport
+    /// (the Linux default); see the README's transport table for the others.
+    public var maximumResponseSize: UInt64 {
+        get { sending.withLock { $0.maximumResponseSize } }
+        set { sending.withLock { $0.maximumResponseSize = newValue } }
+    }
+
+    /// The default ``maximumResponseSize``: 256 MiB.
+    public static let defaultMaximumResponseSize: UInt64 = 256 << 20
+
     /// The `User-Agent` header; nil sends ``defaultUserAgentString``. A `User-Agent` in
     /// ``requestHeaders`` wins over both.
     public var userAgentString: String? {
@@ -78,31 +91,46 @@ extension FormDataRequest {
 
     /// What sends the request; ``defaultTransport`` unless set.
     ///
-    /// A transport whose ``FormDataTransport/streamsBodySource`` is true (the AsyncHTTPClient
-    /// transport of the `FormDataKitAsyncHTTPClient` product) gets the encoded body unspooled;
+    /// A transport whose ``FormDataTransport/streamsBodySource`` is true (``CurlTransport``, the
+    /// Linux default, and the AsyncHTTPClient transport) gets the encoded body unspooled;
     /// changing to or from such a transport makes the next send build the body again.
     public var transport: any FormDataTransport {
         get { sending.withLock { $0.transport } ?? Self.defaultTransport }
         set { sending.withLock { $0.transport = newValue } }
     }
 
-    /// The transport of every request whose ``transport`` is not set: ``URLSessionTransport/shared``
-    /// unless changed. Set it once at start-up (e.g. to an `AsyncHTTPClientTransport` on Linux);
-    /// requests read it when they build and send.
+    /// The transport of every request whose ``transport`` is not set: unless changed,
+    /// ``CurlTransport/shared`` on Linux (``URLSessionTransport/shared`` there when libcurl
+    /// cannot be loaded), ``URLSessionTransport/shared`` on Apple platforms. Requests read it when
+    /// they build and send; `AFHTTPSessionManager` uses it too.
     public static var defaultTransport: any FormDataTransport {
-        get { defaultTransportStorage.current ?? URLSessionTransport.shared }
+        get { defaultTransportStorage.current ?? platformDefaultTransport }
         set { defaultTransportStorage.withLock { $0 = newValue } }
     }
 
-    /// Nil until set, so ``URLSessionTransport/shared`` is created only when it is used.
+    /// Nil until set, so the platform's default transport is created only when it is used.
     private static let defaultTransportStorage = Locked<(any FormDataTransport)?>(nil)
+
+    /// The transport used when none is chosen.
+    static var platformDefaultTransport: any FormDataTransport {
+        platformDefaultIsCurl ? CurlTransport.shared : URLSessionTransport.shared
+    }
+
+    /// Whether the platform's default transport is ``CurlTransport`` (Linux, libcurl loaded).
+    static var platformDefaultIsCurl: Bool {
+        #if os(Linux)
+        return CurlTransport.isAvailable
+        #else
+        return false
+        #endif
+    }
 
     /// Whether this request's transport streams a body source, answered without creating
     /// ``URLSessionTransport/shared`` (which does not stream): building a body never starts a
     /// URLSession and its libcurl (~4 MiB of the process's pages when only spooling).
     package var transportStreamsBodySource: Bool {
         if let chosen = sending.withLock({ $0.transport }) { return chosen.streamsBodySource }
-        return Self.defaultTransportStorage.current?.streamsBodySource ?? false
+        return Self.defaultTransportStorage.current?.streamsBodySource ?? Self.platformDefaultIsCurl
     }
 
     // MARK: - Callbacks

@@ -16,6 +16,7 @@ struct SendingState {
     var allowCompressedResponse = true
     var userAgentString: String?
     var maximumDecompressedResponseSize = FormDataRequest.defaultMaximumDecompressedResponseSize
+    var maximumResponseSize = FormDataRequest.defaultMaximumResponseSize
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
 

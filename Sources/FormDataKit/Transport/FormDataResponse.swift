@@ -10,17 +10,24 @@ public struct FormDataResponse: Sendable, Equatable {
     public var headers: [String: String]
     /// The body, inflated when the server sent it gzip-compressed.
     public var body: Data
+    /// The server's own reason phrase, when the transport saw the status line.
+    public var reasonPhrase: String?
+    /// The URL that answered, after redirects; nil when the transport does not say.
+    public var url: URL?
 
     /// A response with the given parts.
-    public init(statusCode: Int, headers: [String: String], body: Data) {
+    public init(statusCode: Int, headers: [String: String], body: Data, reasonPhrase: String? = nil, url: URL? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.body = body
+        self.reasonPhrase = reasonPhrase
+        self.url = url
     }
 
-    /// The status line, e.g. `HTTP/1.1 200 OK` (ASIHTTPRequest's `responseStatusMessage`).
+    /// The status line, e.g. `HTTP/1.1 200 OK` (ASIHTTPRequest's `responseStatusMessage`), with
+    /// the server's reason phrase when the transport saw it.
     public var statusMessage: String {
-        TransportResponseHead(statusCode: statusCode, headers: headers).statusLine
+        TransportResponseHead(statusCode: statusCode, headers: headers, reasonPhrase: reasonPhrase).statusLine
     }
 
     /// The value of header `name`, compared case-insensitively.

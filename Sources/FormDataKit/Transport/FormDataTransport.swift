@@ -87,6 +87,10 @@ public struct TransportRequest: Sendable, Equatable {
     /// ``FormDataError/compression(underlying:)`` wrapping
     /// ``FormDataError/decompressedSizeLimitExceeded(limit:)``. 256 MiB unless set.
     public var maximumDecompressedResponseSize: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
+    /// The largest response body accepted as it arrives, before any decoding; a transport that
+    /// enforces it stops receiving past it and completes with
+    /// ``FormDataError/responseTooLarge(limit:)``. 256 MiB unless set.
+    public var maximumResponseSize: UInt64 = FormDataRequest.defaultMaximumResponseSize
 
     /// A request with all its parts.
     public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
@@ -107,6 +111,7 @@ public struct TransportRequest: Sendable, Equatable {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
             && lhs.timeoutInterval == rhs.timeoutInterval
             && lhs.maximumDecompressedResponseSize == rhs.maximumDecompressedResponseSize
+            && lhs.maximumResponseSize == rhs.maximumResponseSize
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
@@ -118,17 +123,21 @@ public struct TransportResponseHead: Sendable, Equatable {
     public var statusCode: Int
     /// The response headers (names as the server sent them; a repeated name is joined with `, `).
     public var headers: [String: String]
+    /// The server's own reason phrase (`Not Found` in `HTTP/1.1 404 Not Found`), when the
+    /// transport sees the status line (the curl transport does; URLSession does not).
+    public var reasonPhrase: String?
 
-    /// A head with `statusCode` and `headers`.
-    public init(statusCode: Int, headers: [String: String]) {
+    /// A head with `statusCode`, `headers` and the server's `reasonPhrase` if known.
+    public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil) {
         self.statusCode = statusCode
         self.headers = headers
+        self.reasonPhrase = reasonPhrase
     }
 
-    /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`.
-    /// The reason phrase is the standard one for the code (URLSession does not expose the server's).
+    /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`:
+    /// with the server's reason phrase when the transport saw it, else the standard one for the code.
     public var statusLine: String {
-        let reason = HTTPReasonPhrase.phrase(for: statusCode)
+        let reason = reasonPhrase ?? HTTPReasonPhrase.phrase(for: statusCode)
         return reason.isEmpty ? "HTTP/1.1 \(statusCode)" : "HTTP/1.1 \(statusCode) \(reason)"
     }
 

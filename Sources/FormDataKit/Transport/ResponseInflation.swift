@@ -3,16 +3,22 @@ import Foundation
 /// Turns a received response into a ``FormDataResponse``: inflates a gzip body, and reports
 /// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
 package enum ResponseInflation {
-    /// The response for `head` and the received `body`.
+    /// The response for `head` and the received `body`. `alreadyDecoded`: the transport undid
+    /// the content encoding itself (libcurl), so the body is never inflated again here.
     package static func response(
         head: TransportResponseHead, body: Data,
-        limit: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
+        limit: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize,
+        alreadyDecoded: Bool = false
     ) -> Result<FormDataResponse, FormDataError> {
         if head.statusCode == 401 || head.statusCode == 407 {
             return .failure(.authenticationNeeded(underlying: UnderlyingError(
                 domain: "HTTP", code: head.statusCode, message: head.statusLine)))
         }
         var body = body
+        if alreadyDecoded {
+            return .success(FormDataResponse(statusCode: head.statusCode, headers: head.headers, body: body,
+                                             reasonPhrase: head.reasonPhrase))
+        }
         // URLSession (libcurl on Linux) usually inflates by itself and leaves the header; only a
         // body that still starts with the gzip magic is inflated here.
         if let encoding = head.header("Content-Encoding"), encoding.lowercased().contains("gzip"),

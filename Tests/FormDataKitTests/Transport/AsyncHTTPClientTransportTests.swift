@@ -2,6 +2,7 @@ import Foundation
 import FormDataKit
 import FormDataKitAsyncHTTPClient
 import FormDataKitTesting
+import ProcessIsolation
 import Testing
 
 /// A transport that records the body kind of every request, then hands it to `inner`.
@@ -74,7 +75,7 @@ struct AsyncHTTPClientTransportTests {
             for index in 0..<10 { request.addPostValue("value \(index) ✓", forKey: "field\(index)") }
             for (index, path) in paths.enumerated() { try request.addFile(path, forKey: "file\(index)") }
             try request.buildPostBody()
-            #expect(request.postBodyFilePath == nil)
+            #expect(!request.isPostBodySpooled)
             #expect(request.compressedPostBodyFilePath == nil)
             let source = try #require(request.bodySource)
             // Hashed on a plain thread: a debug-build SHA-256 of many MiB must not hold a
@@ -138,18 +139,26 @@ struct AsyncHTTPClientTransportTests {
     @Test("the process-wide default transport is what a request uses unless it sets its own")
     func defaultTransport() {
         let request = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+        #if os(Linux)
+        // libcurl is on every Linux machine that runs Swift (FoundationNetworking needs it).
+        #expect(CurlTransport.isAvailable, "\(CurlTransport.unavailableReason ?? "")")
+        #expect(request.transport is CurlTransport)
+        #expect(request.transportStreamsBodySource)
+        #else
         #expect(request.transport is URLSessionTransport)
+        #endif
         request.transport = AsyncHTTPClientTransport.shared
         #expect(request.transport is AsyncHTTPClientTransport)
         #expect(request.transport.streamsBodySource)
         #expect(!URLSessionTransport.shared.streamsBodySource)
     }
 
-    @Test("building asks the request's own transport whether it streams; unset, the answer is no (URLSession spools)")
+    @Test("building asks the request's own transport whether it streams: URLSession's build spools, a streaming transport's does not")
     func buildAsksChosenTransport() throws {
         let file = try Support.makeFile(size: 10_000, seed: 43)
         defer { file.remove() }
         let request = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+        request.transport = URLSessionTransport.shared
         try request.addFile(file.path, forKey: "f")
         #expect(!request.transportStreamsBodySource)
         try request.buildPostBody()
@@ -158,13 +167,17 @@ struct AsyncHTTPClientTransportTests {
         request.transport = AsyncHTTPClientTransport.shared
         #expect(request.transportStreamsBodySource)
         try request.buildPostBody()
-        #expect(request.postBodyFilePath == nil)
+        #expect(!request.isPostBodySpooled)
         #expect(request.bodySource != nil)
         #expect(!FileManager.default.fileExists(atPath: spooled))
     }
 
     @Test("URLSessionTransport given a BodySource by hand spools it and removes the spool")
     func urlSessionTakesBodySource() async throws {
+        // In a child process of its own: FoundationNetworking's sends and this test's receiver
+        // (on the cooperative pool) are held up by whatever else the process runs (alone it takes
+        // ~1 s; beside the other suites it timed out), and no test may depend on another's timing.
+        try await Isolation.run(case: "urlsession") {
         let file = try Support.makeFile(size: 100_000, seed: 41)
         defer { file.remove() }
         try await Support.withReceiver { receiver in
@@ -176,12 +189,15 @@ struct AsyncHTTPClientTransportTests {
             let headers = [(name: "Content-Type", value: try #require(request.requestHeaders["Content-Type"]))]
             let sent = TransportRequest(url: receiver.url("/upload"), method: "POST", headers: headers,
                                         body: .source(source), timeoutInterval: 10)
+            // Its own session: no other suite's cancelled or stalled uploads share it.
+            let transport = URLSessionTransport()
             let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
-                _ = URLSessionTransport.shared.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
+                _ = transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
             }
             #expect(try result.get().statusCode == 200)
             #expect(receiver.lastRequest?.form?.file("file")?.sha256 == file.sha256)
             #expect(receiver.lastRequest?.contentLength == Int(source.length))
+        }
         }
     }
 }

@@ -19,9 +19,9 @@ struct LifecycleTests {
             request.setPostValue("sync", forKey: "mode")
             try request.addFile(file.path, forKey: "file")
             try request.buildPostBody()
-            // URLSession sends a spooled file; AsyncHTTPClient streams the parts (no spool).
-            let spooled = request.postBodyFilePath
-            #expect((spooled != nil) == kind.spools)
+            // URLSession sends a spooled file; curl and AsyncHTTPClient stream the parts (no spool).
+            #expect(request.isPostBodySpooled == kind.spools)
+            let spooled = request.isPostBodySpooled ? request.postBodyFilePath : nil
             if let spooled { #expect(TemporaryStorage.currentFiles().contains(spooled)) }
             let delegate = RecordingDelegate()
             request.delegate = delegate
@@ -38,7 +38,7 @@ struct LifecycleTests {
                 #expect(!Support.exists(spooled))
                 #expect(!TemporaryStorage.currentFiles().contains(spooled))
             }
-            #expect(request.postBodyFilePath == nil)
+            #expect(!request.isPostBodySpooled)
         }
     }
 
@@ -143,8 +143,8 @@ struct LifecycleTests {
             request.timeOutSeconds = 2
             request.numberOfTimesToRetryOnTimeout = 2
             try request.buildPostBody()
-            let spooled = request.postBodyFilePath
-            #expect((spooled != nil) == kind.spools)
+            #expect(request.isPostBodySpooled == kind.spools)
+            let spooled = request.isPostBodySpooled ? request.postBodyFilePath : nil
             let delegate = RecordingDelegate()
             request.delegate = delegate
             var caught: FormDataError?
@@ -189,8 +189,8 @@ struct LifecycleTests {
                 request.timeOutSeconds = Support.patientTimeout
                 try request.addFile(file.path, forKey: "file")
                 try request.buildPostBody()
-                let spooled = request.postBodyFilePath
-                #expect((spooled != nil) == kind.spools)
+                #expect(request.isPostBodySpooled == kind.spools)
+                let spooled = request.isPostBodySpooled ? request.postBodyFilePath : nil
                 let delegate = RecordingDelegate(onSend: { $0.cancel() })
                 request.delegate = delegate
                 await Support.blocking { request.startSynchronous() }

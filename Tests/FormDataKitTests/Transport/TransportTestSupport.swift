@@ -6,12 +6,14 @@ import Testing
 
 /// The transports the sending tests run against.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case curl
     case urlSession
     case asyncHTTPClient
 
     /// The process's shared transport of this kind.
     var transport: any FormDataTransport {
         switch self {
+        case .curl: return CurlTransport.shared
         case .urlSession: return URLSessionTransport.shared
         case .asyncHTTPClient: return AsyncHTTPClientTransport.shared
         }

@@ -1,0 +1,188 @@
+#include "CCurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+// Function types of the libcurl symbols used (declared here: libcurl's headers are not needed).
+typedef int (*global_init_fn)(long flags);
+typedef char *(*version_fn)(void);
+typedef void *(*version_info_fn)(int age);
+typedef void *(*easy_init_fn)(void);
+typedef void (*easy_cleanup_fn)(void *);
+typedef int (*easy_setopt_fn)(void *, int, ...);
+typedef int (*easy_getinfo_fn)(void *, int, ...);
+typedef const char *(*easy_strerror_fn)(int);
+typedef void *(*slist_append_fn)(void *, const char *);
+typedef void (*slist_free_all_fn)(void *);
+typedef void *(*multi_init_fn)(void);
+typedef int (*multi_cleanup_fn)(void *);
+typedef int (*multi_setopt_fn)(void *, int, ...);
+typedef int (*multi_handle_fn)(void *, void *);
+typedef int (*multi_perform_fn)(void *, int *);
+typedef int (*multi_poll_fn)(void *, void *, unsigned int, int, int *);
+typedef int (*multi_wakeup_fn)(void *);
+
+// libcurl's CURLMsg: { CURLMSG msg; CURL *easy_handle; union { void *whatever; CURLcode result; } data; }
+struct ccurl_message {
+    int msg;
+    void *easy_handle;
+    union {
+        void *whatever;
+        int result;
+    } data;
+};
+typedef struct ccurl_message *(*multi_info_read_fn)(void *, int *);
+
+// The first fields of curl_version_info_data: { CURLversion age; const char *version; unsigned int version_num; ... }
+struct ccurl_version_info {
+    int age;
+    const char *version;
+    unsigned int version_num;
+};
+
+static struct {
+    global_init_fn global_init;
+    version_fn version;
+    version_info_fn version_info;
+    easy_init_fn easy_init;
+    easy_cleanup_fn easy_cleanup;
+    easy_setopt_fn easy_setopt;
+    easy_getinfo_fn easy_getinfo;
+    easy_strerror_fn easy_strerror;
+    slist_append_fn slist_append;
+    slist_free_all_fn slist_free_all;
+    multi_init_fn multi_init;
+    multi_cleanup_fn multi_cleanup;
+    multi_setopt_fn multi_setopt;
+    multi_handle_fn multi_add_handle;
+    multi_handle_fn multi_remove_handle;
+    multi_perform_fn multi_perform;
+    multi_poll_fn multi_poll;
+    multi_wakeup_fn multi_wakeup;
+    multi_info_read_fn multi_info_read;
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_error[512];
+static int load_status = -1;
+
+#define CCURL_GLOBAL_ALL 3L
+
+static void load_library(void) {
+#if defined(__APPLE__)
+    static const char *const names[] = {"libcurl.4.dylib", "/usr/lib/libcurl.4.dylib", NULL};
+#else
+    static const char *const names[] = {"libcurl.so.4", "libcurl.so", NULL};
+#endif
+    void *library = NULL;
+    const char *last_error = "not found";
+    for (int index = 0; names[index] != NULL && library == NULL; index++) {
+        library = dlopen(names[index], RTLD_NOW | RTLD_LOCAL);
+        if (library == NULL) {
+            const char *error = dlerror();
+            if (error != NULL) last_error = error;
+        }
+    }
+    if (library == NULL) {
+        snprintf(load_error, sizeof load_error, "libcurl could not be loaded: %s", last_error);
+        return;
+    }
+#define BIND(field, symbol)                                                                       \
+    do {                                                                                          \
+        *(void **)(&api.field) = dlsym(library, symbol);                                          \
+        if (api.field == NULL) {                                                                  \
+            snprintf(load_error, sizeof load_error, "libcurl lacks %s (version too old?)", symbol); \
+            return;                                                                               \
+        }                                                                                         \
+    } while (0)
+    BIND(global_init, "curl_global_init");
+    BIND(version, "curl_version");
+    BIND(version_info, "curl_version_info");
+    BIND(easy_init, "curl_easy_init");
+    BIND(easy_cleanup, "curl_easy_cleanup");
+    BIND(easy_setopt, "curl_easy_setopt");
+    BIND(easy_getinfo, "curl_easy_getinfo");
+    BIND(easy_strerror, "curl_easy_strerror");
+    BIND(slist_append, "curl_slist_append");
+    BIND(slist_free_all, "curl_slist_free_all");
+    BIND(multi_init, "curl_multi_init");
+    BIND(multi_cleanup, "curl_multi_cleanup");
+    BIND(multi_setopt, "curl_multi_setopt");
+    BIND(multi_add_handle, "curl_multi_add_handle");
+    BIND(multi_remove_handle, "curl_multi_remove_handle");
+    BIND(multi_perform, "curl_multi_perform");
+    BIND(multi_poll, "curl_multi_poll");       // libcurl 7.66
+    BIND(multi_wakeup, "curl_multi_wakeup");   // libcurl 7.68
+    BIND(multi_info_read, "curl_multi_info_read");
+#undef BIND
+    int code = api.global_init(CCURL_GLOBAL_ALL);
+    if (code != 0) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed with code %d", code);
+        return;
+    }
+    load_status = 0;
+}
+
+int ccurl_load(char *error, size_t error_size) {
+    pthread_once(&load_once, load_library);
+    if (load_status != 0 && error != NULL && error_size > 0) {
+        snprintf(error, error_size, "%s", load_error);
+    }
+    return load_status;
+}
+
+const char *ccurl_version(void) { return api.version(); }
+
+unsigned int ccurl_version_number(void) {
+    // CURLVERSION_FIRST (0) is enough for the version number.
+    const struct ccurl_version_info *info = api.version_info(0);
+    return info == NULL ? 0 : info->version_num;
+}
+
+void *ccurl_easy_init(void) { return api.easy_init(); }
+void ccurl_easy_cleanup(void *easy) { api.easy_cleanup(easy); }
+int ccurl_easy_setopt_long(void *easy, int option, long value) { return api.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value) { return api.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_pointer(void *easy, int option, const void *value) { return api.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback) {
+    return api.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback) {
+    return api.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback) {
+    return api.easy_setopt(easy, option, callback);
+}
+int ccurl_easy_getinfo_long(void *easy, int info, long *value) { return api.easy_getinfo(easy, info, value); }
+int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value) { return api.easy_getinfo(easy, info, value); }
+int ccurl_easy_getinfo_string(void *easy, int info, const char **value) { return api.easy_getinfo(easy, info, value); }
+const char *ccurl_easy_strerror(int code) { return api.easy_strerror(code); }
+
+void *ccurl_slist_append(void *list, const char *string) { return api.slist_append(list, string); }
+void ccurl_slist_free_all(void *list) { api.slist_free_all(list); }
+
+void *ccurl_multi_init(void) { return api.multi_init(); }
+int ccurl_multi_cleanup(void *multi) { return api.multi_cleanup(multi); }
+int ccurl_multi_setopt_long(void *multi, int option, long value) { return api.multi_setopt(multi, option, value); }
+int ccurl_multi_add_handle(void *multi, void *easy) { return api.multi_add_handle(multi, easy); }
+int ccurl_multi_remove_handle(void *multi, void *easy) { return api.multi_remove_handle(multi, easy); }
+int ccurl_multi_perform(void *multi, int *running) { return api.multi_perform(multi, running); }
+int ccurl_multi_poll(void *multi, int timeout_ms, int *numfds) {
+    return api.multi_poll(multi, NULL, 0, timeout_ms, numfds);
+}
+int ccurl_multi_wakeup(void *multi) { return api.multi_wakeup(multi); }
+
+int ccurl_multi_next_done(void *multi, void **easy, int *result) {
+    int queued = 0;
+    struct ccurl_message *message;
+    while ((message = api.multi_info_read(multi, &queued)) != NULL) {
+        if (message->msg == 1) { // CURLMSG_DONE
+            *easy = message->easy_handle;
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}

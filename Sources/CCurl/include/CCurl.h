@@ -1,0 +1,64 @@
+#ifndef CCURL_H
+#define CCURL_H
+
+/// The few libcurl calls FormDataKit's CurlTransport makes, bound at run time.
+///
+/// libcurl's headers and its unversioned `libcurl.so` link come with a development package that
+/// a Swift-on-Linux machine usually lacks, while the library itself (`libcurl.so.4`) is always
+/// there: FoundationNetworking needs it. So this target declares what it uses (libcurl's ABI and
+/// option numbers are stable across 7.x and 8.x), loads the library with `dlopen` on first use,
+/// and exposes typed wrappers for libcurl's variadic calls, which Swift cannot call. Handles are
+/// plain pointers; every call returns libcurl's own result code.
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// libcurl's `curl_off_t` (64-bit on every platform FormDataKit supports).
+typedef int64_t ccurl_off_t;
+
+/// `size_t fn(char *buffer, size_t size, size_t nitems, void *userdata)`: libcurl's read,
+/// write and header callbacks.
+typedef size_t (*ccurl_data_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
+/// `int fn(void *userdata, curl_off_t offset, int origin)`: the seek callback.
+typedef int (*ccurl_seek_callback)(void *userdata, ccurl_off_t offset, int origin);
+/// `int fn(void *userdata, dltotal, dlnow, ultotal, ulnow)`: the transfer-progress callback.
+typedef int (*ccurl_xferinfo_callback)(void *userdata, ccurl_off_t dltotal, ccurl_off_t dlnow,
+                                       ccurl_off_t ultotal, ccurl_off_t ulnow);
+
+/// Loads libcurl (once per process) and calls `curl_global_init`. Returns 0 when it is usable;
+/// otherwise writes why into `error` (NUL-terminated, at most `error_size` bytes) and returns -1.
+int ccurl_load(char *error, size_t error_size);
+/// libcurl's version text (`curl_version()`), after a successful `ccurl_load`.
+const char *ccurl_version(void);
+/// libcurl's version number (`curl_version_info()->version_num`, e.g. 0x075801 for 7.88.1).
+unsigned int ccurl_version_number(void);
+
+void *ccurl_easy_init(void);
+void ccurl_easy_cleanup(void *easy);
+int ccurl_easy_setopt_long(void *easy, int option, long value);
+int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value);
+int ccurl_easy_setopt_pointer(void *easy, int option, const void *value);
+int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback);
+int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
+int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);
+int ccurl_easy_getinfo_long(void *easy, int info, long *value);
+int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value);
+int ccurl_easy_getinfo_string(void *easy, int info, const char **value);
+const char *ccurl_easy_strerror(int code);
+
+void *ccurl_slist_append(void *list, const char *string);
+void ccurl_slist_free_all(void *list);
+
+void *ccurl_multi_init(void);
+int ccurl_multi_cleanup(void *multi);
+int ccurl_multi_setopt_long(void *multi, int option, long value);
+int ccurl_multi_add_handle(void *multi, void *easy);
+int ccurl_multi_remove_handle(void *multi, void *easy);
+int ccurl_multi_perform(void *multi, int *running);
+int ccurl_multi_poll(void *multi, int timeout_ms, int *numfds);
+int ccurl_multi_wakeup(void *multi);
+/// The next finished transfer of `multi` (`curl_multi_info_read`, `CURLMSG_DONE` only):
+/// returns 1 and sets `easy` and `result`, or returns 0 when no transfer has finished.
+int ccurl_multi_next_done(void *multi, void **easy, int *result);
+
+#endif

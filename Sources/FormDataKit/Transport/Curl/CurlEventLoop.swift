@@ -1,0 +1,171 @@
+import CCurl
+import Foundation
+
+/// The thread that drives one libcurl multi handle: every transfer of one ``CurlTransport``.
+///
+/// Other threads never touch libcurl handles: they queue a command (start or cancel a send) and
+/// wake the thread with `curl_multi_wakeup`. The thread runs `curl_multi_perform`, collects
+/// finished transfers, enforces each send's idle timeout, and sleeps in `curl_multi_poll` until a
+/// socket is ready, a timer is due, or a command arrives. Connections stay in the multi handle's
+/// cache between transfers, so sends to the same host reuse them. Started on first use; stopped
+/// when its transport is released.
+final class CurlEventLoop: @unchecked Sendable {
+    // `@unchecked`: `commands`, `thread` and `stopped` are guarded by `lock`; `multi` and
+    // `active` are touched only by the loop's own thread (and `multi` by `curl_multi_wakeup`
+    // under `lock`, which libcurl allows from any thread).
+    private enum Command {
+        case start(CurlSend)
+        case cancel(CurlSend)
+    }
+
+    private let lock = NSLock()
+    private var commands: [Command] = []
+    private var started = false
+    private var stopRequested = false
+    private var stopped = false
+    private var multi: UnsafeMutableRawPointer?
+    private let maximumConnectionsPerHost: Int
+
+    /// Transfers in the multi handle, by easy handle (loop thread only).
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+
+    init(maximumConnectionsPerHost: Int) {
+        self.maximumConnectionsPerHost = maximumConnectionsPerHost
+    }
+
+    /// Queues `send` to start; false when the loop has stopped or libcurl cannot be used.
+    func start(_ send: CurlSend) -> Bool {
+        submit(.start(send))
+    }
+
+    /// Queues the cancellation of `send`.
+    func cancel(_ send: CurlSend) {
+        _ = submit(.cancel(send))
+    }
+
+    /// Ends the thread after its current round; sends still in flight fail with ``FormDataError/cancelled``.
+    func stop() {
+        lock.withLock {
+            stopRequested = true
+            if let multi { _ = ccurl_multi_wakeup(multi) }
+        }
+    }
+
+    private func submit(_ command: Command) -> Bool {
+        lock.withLock { () -> Bool in
+            guard !stopped, !stopRequested else { return false }
+            commands.append(command)
+            if !started {
+                guard let handle = ccurl_multi_init() else { return false }
+                if maximumConnectionsPerHost > 0 {
+                    _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxHostConnections, maximumConnectionsPerHost)
+                }
+                multi = handle
+                started = true
+                let thread = Thread { [self] in run() }
+                thread.name = "FormDataKit.CurlTransport"
+                thread.start()
+            } else if let multi {
+                _ = ccurl_multi_wakeup(multi)
+            }
+            return true
+        }
+    }
+
+    // MARK: - The loop's thread
+
+    private func run() {
+        guard let multi = lock.withLock({ self.multi }) else { return }
+        while true {
+            let (pending, stopping) = lock.withLock { () -> ([Command], Bool) in
+                defer { commands = [] }
+                return (commands, stopRequested)
+            }
+            for command in pending { apply(command, multi: multi) }
+            if stopping { break }
+            var running: Int32 = 0
+            _ = ccurl_multi_perform(multi, &running)
+            collectFinished(multi)
+            let wait = enforceIdleTimeouts(multi)
+            var ready: Int32 = 0
+            _ = ccurl_multi_poll(multi, wait, &ready)
+        }
+        // Stopped: fail what is left, then release libcurl's handles.
+        // (Commands are released outside the lock: releasing a send can release the transport,
+        // whose deinit calls stop(), which takes the lock.)
+        let leftover = lock.withLock { () -> [Command] in
+            stopped = true
+            defer { commands = [] }
+            return commands
+        }
+        for command in leftover { if case .start(let send) = command { send.complete(.failure(.cancelled)) } }
+        for (easy, transfer) in active {
+            _ = ccurl_multi_remove_handle(multi, easy)
+            transfer.send.complete(.failure(.cancelled))
+        }
+        active = [:]
+        lock.withLock { self.multi = nil }
+        _ = ccurl_multi_cleanup(multi)
+    }
+
+    private func apply(_ command: Command, multi: UnsafeMutableRawPointer) {
+        switch command {
+        case .start(let send):
+            do throws(FormDataError) {
+                add(try send.makeFirstTransfer(), to: multi)
+            } catch {
+                send.complete(.failure(error))
+            }
+        case .cancel(let send):
+            if let transfer = send.current, let easy = transfer.easy, active[easy] != nil {
+                _ = ccurl_multi_remove_handle(multi, easy)
+                active[easy] = nil
+            }
+            send.complete(.failure(.cancelled))
+        }
+    }
+
+    private func add(_ transfer: CurlTransfer, to multi: UnsafeMutableRawPointer) {
+        guard let easy = transfer.easy else { return }
+        let code = ccurl_multi_add_handle(multi, easy)
+        guard code == 0 else {
+            transfer.send.complete(.failure(.connectionFailure(underlying: UnderlyingError(
+                domain: "libcurl-multi", code: Int(code), message: "curl_multi_add_handle failed"))))
+            return
+        }
+        active[easy] = transfer
+    }
+
+    private func collectFinished(_ multi: UnsafeMutableRawPointer) {
+        var easy: UnsafeMutableRawPointer?
+        var code: Int32 = 0
+        while ccurl_multi_next_done(multi, &easy, &code) == 1 {
+            guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
+            _ = ccurl_multi_remove_handle(multi, handle)
+            if let next = transfer.send.transferFinished(transfer, code: code) {
+                add(next, to: multi)
+            }
+        }
+    }
+
+    /// Fails every transfer idle for longer than its request's timeout; returns how long the
+    /// loop may sleep (milliseconds) before the next one could expire.
+    private func enforceIdleTimeouts(_ multi: UnsafeMutableRawPointer) -> Int32 {
+        var wait: UInt64 = 1_000_000_000
+        let now = DispatchTime.now().uptimeNanoseconds
+        for (easy, transfer) in active {
+            let timeout = transfer.request.timeoutInterval
+            guard timeout > 0 else { continue }
+            let limit = UInt64(min(timeout, 1e9) * 1e9)
+            let idle = transfer.idleNanoseconds(now: now)
+            if idle >= limit {
+                _ = ccurl_multi_remove_handle(multi, easy)
+                active[easy] = nil
+                transfer.send.complete(.failure(transfer.send.idleTimeoutError))
+            } else {
+                wait = min(wait, limit - idle)
+            }
+        }
+        return Int32(max(1, (wait + 999_999) / 1_000_000))
+    }
+}

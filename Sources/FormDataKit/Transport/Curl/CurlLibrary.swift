@@ -1,0 +1,93 @@
+import CCurl
+import Foundation
+
+/// libcurl, bound at run time (see the `CCurl` target): whether it loaded, and the option,
+/// info and result numbers FormDataKit uses (libcurl's stable ABI values, from its `curl.h`).
+enum CurlLibrary {
+    /// Nil when libcurl is usable; otherwise why not (e.g. `libcurl.so.4` is missing).
+    static let loadError: String? = {
+        var buffer = [CChar](repeating: 0, count: 512)
+        if ccurl_load(&buffer, buffer.count) == 0 { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
+    /// Whether libcurl loaded.
+    static var isAvailable: Bool { loadError == nil }
+
+    /// libcurl's version text, e.g. `libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 …`.
+    static var version: String? { isAvailable ? String(cString: ccurl_version()) : nil }
+
+    /// libcurl's text for result code `code`.
+    static func describe(_ code: Int32) -> String { String(cString: ccurl_easy_strerror(code)) }
+}
+
+/// `CURLoption` numbers (type base + index, as `curl.h` computes them).
+enum CurlOption {
+    private static let long: Int32 = 0, objectPoint: Int32 = 10_000, functionPoint: Int32 = 20_000
+    private static let offT: Int32 = 30_000
+    static let writeData = objectPoint + 1
+    static let url = objectPoint + 2
+    static let readData = objectPoint + 9
+    static let errorBuffer = objectPoint + 10
+    static let writeFunction = functionPoint + 11
+    static let readFunction = functionPoint + 12
+    static let httpHeader = objectPoint + 23
+    static let headerData = objectPoint + 29
+    static let customRequest = objectPoint + 36
+    static let noProgress = long + 43
+    static let noBody = long + 44
+    static let post = long + 47
+    static let followLocation = long + 52
+    static let xferInfoData = objectPoint + 57
+    static let headerFunction = functionPoint + 79
+    static let httpGet = long + 80
+    static let noSignal = long + 99
+    static let acceptEncoding = objectPoint + 102
+    static let postFieldSizeLarge = offT + 120
+    static let connectTimeoutMS = long + 156
+    static let seekFunction = functionPoint + 167
+    static let seekData = objectPoint + 168
+    static let xferInfoFunction = functionPoint + 219
+    static let expect100TimeoutMS = long + 227
+    static let uploadBufferSize = long + 280
+    static let protocolsString = objectPoint + 318
+    static let tcpNoDelay = long + 121
+}
+
+/// `CURLINFO` numbers.
+enum CurlInfo {
+    private static let string: Int32 = 0x100000, long: Int32 = 0x200000
+    static let effectiveURL = string + 1
+    static let responseCode = long + 2
+    static let redirectURL = string + 31
+    static let osErrno = long + 25
+}
+
+/// `CURLMoption` numbers.
+enum CurlMultiOption {
+    static let maxConnects: Int32 = 6
+    static let maxHostConnections: Int32 = 7
+}
+
+/// `CURLcode` values FormDataKit tells apart.
+enum CurlCode {
+    static let ok: Int32 = 0
+    static let unsupportedProtocol: Int32 = 1
+    static let urlMalformat: Int32 = 3
+    static let couldNotResolveProxy: Int32 = 5
+    static let couldNotResolveHost: Int32 = 6
+    static let couldNotConnect: Int32 = 7
+    static let writeError: Int32 = 23
+    static let operationTimedOut: Int32 = 28
+    static let abortedByCallback: Int32 = 42
+    static let tooManyRedirects: Int32 = 47
+    static let badContentEncoding: Int32 = 61
+}
+
+/// Return values of libcurl callbacks.
+enum CurlCallbackValue {
+    /// From a read callback: end the transfer with `CURLE_ABORTED_BY_CALLBACK`.
+    static let readAbort = 0x1000_0000
+    static let seekOK: Int32 = 0
+    static let seekFail: Int32 = 1
+}

@@ -1,0 +1,328 @@
+import CCurl
+import Foundation
+
+/// One HTTP exchange on one libcurl easy handle: one hop of a send (a redirect is a new
+/// transfer). Set up on any thread, then touched only by the event loop's thread, where
+/// libcurl calls its callbacks.
+///
+/// The body is read from its ``BodySource`` inside libcurl's read callback, straight into
+/// libcurl's upload buffer (no copy, no spool); the response is collected within the request's
+/// size limit.
+final class CurlTransfer {
+    let send: CurlSend
+    let request: TransportRequest
+    private(set) var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutableRawPointer?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+
+    // Body
+    private let bodySource: BodySource?
+    private var reader: BodyReader?
+    /// The error that stopped reading the body (a file that changed or vanished).
+    private(set) var bodyError: FormDataError?
+
+    // Response
+    private(set) var statusCode = 0
+    private(set) var reasonPhrase: String?
+    private(set) var headerLines: [(name: String, value: String)] = []
+    private(set) var body = Data()
+    /// Whether the response body grew past the request's limit (receiving stopped there).
+    private(set) var responseLimitExceeded = false
+    /// Whether the final (non-1xx) head of this hop has been received.
+    private(set) var headComplete = false
+    /// Whether the head was handed to the send (not for a redirect that is followed).
+    var headDelivered = false
+
+    // Activity, for the idle timeout (monotonic nanoseconds).
+    private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
+    private var uploadedOnWire: Int64 = 0
+    private var downloaded: Int64 = 0
+
+    init(send: CurlSend, request: TransportRequest) {
+        self.send = send
+        self.request = request
+        errorBuffer.initialize(repeating: 0, count: 256)
+        switch request.body {
+        case .none: bodySource = nil
+        case .data(let data): bodySource = BodySource(segments: [BodySegment(.bytes(data))])
+        case .file(let path, let length):
+            bodySource = BodySource(segments: [BodySegment(.file(FileRange(path: path, length: length, expectedFileSize: length)))])
+        case .source(let source): bodySource = source
+        }
+    }
+
+    deinit {
+        if let easy { ccurl_easy_cleanup(easy) }
+        if let headerList { ccurl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// The text libcurl left in the error buffer, if any.
+    var errorText: String? {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? nil : text
+    }
+
+    /// Creates and configures the easy handle.
+    /// - Throws: ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
+    func prepare(configuration: CurlTransport.Configuration) throws(FormDataError) {
+        guard let easy = ccurl_easy_init() else {
+            throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
+        }
+        self.easy = easy
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var failed: (option: Int32, code: Int32)?
+        func check(_ option: Int32, _ code: Int32) { if code != CurlCode.ok && failed == nil { failed = (option, code) } }
+        func set(_ option: Int32, _ value: Int) { check(option, ccurl_easy_setopt_long(easy, option, value)) }
+        func set(_ option: Int32, string value: String) {
+            // libcurl copies string options.
+            check(option, value.withCString { ccurl_easy_setopt_pointer(easy, option, $0) })
+        }
+        set(CurlOption.url, string: request.url.absoluteString)
+        set(CurlOption.protocolsString, string: "http,https")
+        set(CurlOption.noSignal, 1)
+        set(CurlOption.tcpNoDelay, 1)
+        check(CurlOption.errorBuffer, ccurl_easy_setopt_pointer(easy, CurlOption.errorBuffer, errorBuffer))
+        // Redirects are followed by CurlSend (ASIHTTPRequest's rules), one transfer per hop.
+        set(CurlOption.followLocation, 0)
+        if configuration.connectTimeout > 0 {
+            set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
+        }
+        if configuration.uploadBufferSize > 0 { set(CurlOption.uploadBufferSize, configuration.uploadBufferSize) }
+        // Decode whatever content encoding libcurl supports as the body arrives; the request's
+        // own Accept-Encoding header (below) is what goes on the wire.
+        set(CurlOption.acceptEncoding, string: "")
+
+        check(CurlOption.writeFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.writeFunction, curlWriteCallback))
+        check(CurlOption.writeData, ccurl_easy_setopt_pointer(easy, CurlOption.writeData, context))
+        check(CurlOption.headerFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.headerFunction, curlHeaderCallback))
+        check(CurlOption.headerData, ccurl_easy_setopt_pointer(easy, CurlOption.headerData, context))
+        set(CurlOption.noProgress, 0)
+        check(CurlOption.xferInfoFunction, ccurl_easy_setopt_xferinfo_callback(easy, CurlOption.xferInfoFunction, curlProgressCallback))
+        check(CurlOption.xferInfoData, ccurl_easy_setopt_pointer(easy, CurlOption.xferInfoData, context))
+
+        let method = request.method.uppercased()
+        var hasContentType = false
+        var list: UnsafeMutableRawPointer?
+        for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+            if header.name.caseInsensitiveCompare("Content-Type") == .orderedSame { hasContentType = true }
+            // "Name;" sends a header with an empty value ("Name:" would remove it).
+            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
+            list = ccurl_slist_append(list, line)
+        }
+        if let source = bodySource {
+            set(CurlOption.post, 1)
+            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(source.length)))
+            check(CurlOption.readFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.readFunction, curlReadCallback))
+            check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
+            check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
+            check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
+            if method != "POST" { set(CurlOption.customRequest, string: request.method) }
+            if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
+        } else if method == "GET" {
+            set(CurlOption.httpGet, 1)
+        } else if method == "HEAD" {
+            set(CurlOption.noBody, 1)
+        } else if method == "POST" {
+            // An empty POST: `Content-Length: 0`, as the other transports send.
+            set(CurlOption.post, 1)
+            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, 0))
+        } else {
+            set(CurlOption.customRequest, string: request.method)
+        }
+        // libcurl would add `Content-Type: application/x-www-form-urlencoded` to any POST.
+        if !hasContentType && (bodySource != nil || method == "POST") { list = ccurl_slist_append(list, "Content-Type:") }
+        headerList = list
+        check(CurlOption.httpHeader, ccurl_easy_setopt_pointer(easy, CurlOption.httpHeader, list))
+        if let failed {
+            throw .unableToCreateRequest(underlying: UnderlyingError(
+                domain: "libcurl", code: Int(failed.code),
+                message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
+        }
+    }
+
+    /// Nanoseconds since anything moved.
+    func idleNanoseconds(now: UInt64) -> UInt64 { now > lastActivity ? now - lastActivity : 0 }
+
+    private func touch() { lastActivity = DispatchTime.now().uptimeNanoseconds }
+
+    // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)
+
+    /// Fills libcurl's upload buffer from the body, as full as the body allows.
+    fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard let source = bodySource else { return 0 }
+        if reader == nil { reader = source.makeReader(chunkSize: capacity) }
+        guard let reader else { return 0 }
+        var filled = 0
+        do throws(FormDataError) {
+            while filled < capacity {
+                let got = try reader.read(into: UnsafeMutableRawBufferPointer(
+                    start: UnsafeMutableRawPointer(buffer) + filled, count: capacity - filled))
+                if got == 0 { break }
+                filled += got
+            }
+        } catch {
+            bodyError = error
+            return CurlCallbackValue.readAbort
+        }
+        if filled > 0 { touch() }
+        return filled
+    }
+
+    /// Rewinds the body to `offset` (libcurl re-sends it on a reused connection that turned
+    /// out closed, and for authentication rounds).
+    fileprivate func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
+            return CurlCallbackValue.seekFail
+        }
+        let fresh = source.makeReader()
+        var toSkip = Int(offset)
+        if toSkip > 0 {
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: min(toSkip, 1 << 16), alignment: 16)
+            defer { scratch.deallocate() }
+            do throws(FormDataError) {
+                while toSkip > 0 {
+                    let got = try fresh.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<min(toSkip, scratch.count)]))
+                    if got == 0 { return CurlCallbackValue.seekFail }
+                    toSkip -= got
+                }
+            } catch {
+                bodyError = error
+                return CurlCallbackValue.seekFail
+            }
+        }
+        reader = fresh
+        return CurlCallbackValue.seekOK
+    }
+
+    /// Keeps response body bytes (already decoded when the response was content-encoded).
+    fileprivate func receiveBody(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        touch()
+        // The body of a redirect that will be followed is not kept.
+        if RedirectPolicy.isRedirect(statusCode: statusCode, hasLocation: header("Location") != nil) && send.followsRedirects {
+            return count
+        }
+        let limit = min(request.maximumResponseSize, isEncoded ? request.maximumDecompressedResponseSize : .max)
+        if UInt64(body.count) + UInt64(count) > limit {
+            responseLimitExceeded = true
+            return 0  // fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
+        }
+        body.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: count)
+        return count
+    }
+
+    /// One header line: a status line starts a new head (a 100 Continue, a redirect or an
+    /// authentication round each have their own); an empty line ends it.
+    fileprivate func receiveHeader(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+        touch()
+        var length = count
+        while length > 0, bytes[length - 1] == 0x0A || bytes[length - 1] == 0x0D { length -= 1 }
+        let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            statusCode = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            reasonPhrase = parts.count > 2 ? String(parts[2]) : nil
+            headerLines = []
+            headComplete = false
+        } else if line.isEmpty {
+            if statusCode >= 200 {
+                headComplete = true
+                send.transferReceivedHead(self)
+            }
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = String(line[..<colon])
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headerLines.append((name: name, value: value))
+        }
+        return count
+    }
+
+    /// Progress: bytes of the body on the wire, and whether anything moved.
+    fileprivate func progress(uploaded: Int64, downloaded: Int64) {
+        if uploaded != uploadedOnWire || downloaded != self.downloaded {
+            touch()
+        }
+        self.downloaded = downloaded
+        if uploaded > uploadedOnWire {
+            uploadedOnWire = uploaded
+            send.transferSentBody(self, totalBytesSent: uploaded)
+        }
+    }
+
+    // MARK: - Response
+
+    /// The response headers, a repeated name joined with `, `.
+    var headers: [String: String] {
+        var joined: [String: String] = [:]
+        for (name, value) in headerLines {
+            if let existing = joined[name] { joined[name] = existing + ", " + value } else { joined[name] = value }
+        }
+        return joined
+    }
+
+    /// The value of header `name` (compared case-insensitively).
+    func header(_ name: String) -> String? {
+        headerLines.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Whether the response carries a content encoding (libcurl decodes it; the body is bounded
+    /// by the decompressed-size limit too).
+    var isEncoded: Bool {
+        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return !encoding.isEmpty && encoding != "identity"
+    }
+
+    /// The head of the response received.
+    var head: TransportResponseHead {
+        TransportResponseHead(statusCode: statusCode, headers: headers, reasonPhrase: reasonPhrase)
+    }
+
+    /// The URL a redirect points to, resolved by libcurl against the request URL.
+    var redirectURL: URL? {
+        guard let easy else { return nil }
+        var pointer: UnsafePointer<CChar>?
+        if ccurl_easy_getinfo_string(easy, CurlInfo.redirectURL, &pointer) == CurlCode.ok, let pointer {
+            return URL(string: String(cString: pointer))
+        }
+        guard let location = header("Location") else { return nil }
+        return URL(string: location, relativeTo: request.url)?.absoluteURL
+    }
+
+    /// The system error number of a failed connection, when libcurl kept one.
+    var osErrno: Int {
+        guard let easy else { return 0 }
+        var value = 0
+        _ = ccurl_easy_getinfo_long(easy, CurlInfo.osErrno, &value)
+        return value
+    }
+}
+
+// The C callbacks: `userdata` is the transfer (unretained; the event loop holds it while the
+// handle is in the multi).
+
+private let curlReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return CurlCallbackValue.readAbort }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.readBody(into: buffer, capacity: size * count)
+}
+
+private let curlSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
+    guard let userdata else { return CurlCallbackValue.seekFail }
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: offset, origin: origin)
+}
+
+private let curlWriteCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return 0 }
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().receiveBody(buffer, count: size * count)
+}
+
+private let curlHeaderCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return 0 }
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().receiveHeader(buffer, count: size * count)
+}
+
+private let curlProgressCallback: ccurl_xferinfo_callback = { userdata, _, downloaded, _, uploaded in
+    guard let userdata else { return 0 }
+    Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().progress(uploaded: uploaded, downloaded: downloaded)
+    return 0
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Sends requests with the system libcurl: the default transport on Linux.
+///
+/// - The body streams from its parts (``streamsBodySource`` is true): libcurl's read callback
+///   fills its upload buffer straight from the ``BodySource`` — literal bytes and file ranges —
+///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
+///   by one upload buffer per send. A file whose size changed fails the send with
+///   ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (inside
+///   ``FormDataError/internalErrorWhileBuilding(underlying:)``) and the body is cut short, so
+///   no wrong body is ever complete.
+/// - No `Expect: 100-continue` (as ASIHTTPRequest): a server that never answers it would cost a
+///   second per request. ``Configuration/sendsExpectContinue`` turns it on.
+/// - Progress counts body bytes on the wire; it ends at exactly the body length.
+/// - ``TransportRequest/timeoutInterval`` is an idle timeout (ASIHTTPRequest's
+///   `timeOutSeconds`): nothing sent or received for that long fails with
+///   ``FormDataError/timedOut(underlying:)``, at any point, connecting included.
+/// - Cancelling takes the transfer out of libcurl at once; the send completes with
+///   ``FormDataError/cancelled``. Nothing of the process is at risk, whatever point the body
+///   had reached.
+/// - Responses: content encodings libcurl knows (gzip, deflate…) are decoded as the body
+///   arrives; the body is bounded by ``TransportRequest/maximumResponseSize`` (raw bytes) and,
+///   when encoded, ``TransportRequest/maximumDecompressedResponseSize``. The server's reason
+///   phrase and the final URL are kept.
+/// - Redirects are followed ASIHTTPRequest's way (see ``Configuration/followsRedirects``): at
+///   most five; 301/302/303 become a `GET` without body; 307/308 keep the method and send the
+///   body again from its parts; `Authorization` and `Cookie` never go to another origin; https
+///   to http is refused with ``FormDataError/redirectRefused(from:to:reason:)``.
+///
+/// One transport owns one libcurl multi handle driven by one thread, started on first use: sends
+/// run side by side and never wait for one another; connections are reused across sends to the
+/// same host. Keep one transport (``shared``) for the life of the process, or create one per
+/// component; a transport stops its thread when released and no send is in flight.
+///
+/// libcurl is bound at run time (`libcurl.so.4` on Linux, which FoundationNetworking needs too),
+/// so no development package is needed to build. Where it cannot be loaded, ``isAvailable`` is
+/// false and ``FormDataRequest/defaultTransport`` falls back to ``URLSessionTransport``.
+public final class CurlTransport: FormDataTransport {
+    /// How a transport sends.
+    public struct Configuration: Sendable, Equatable {
+        /// Seconds allowed to connect (and finish a TLS handshake); 0 leaves libcurl's default
+        /// (300 s). 30 by default. The request's idle timeout applies while connecting too.
+        public var connectTimeout: TimeInterval
+        /// Whether 3xx responses with a `Location` are followed (ASIHTTPRequest's
+        /// `shouldRedirect`); true by default.
+        public var followsRedirects: Bool
+        /// Redirects followed at most for one send; 5 by default (ASIHTTPRequest's limit).
+        public var maximumRedirects: Int
+        /// Whether a body goes out with `Expect: 100-continue` (libcurl's default for bodies over
+        /// 1 MiB); false by default, as ASIHTTPRequest sent none.
+        public var sendsExpectContinue: Bool
+        /// Connections at most per host (0: no limit; further sends wait for a free one).
+        public var maximumConnectionsPerHost: Int
+        /// libcurl's upload buffer per send, in bytes (0: libcurl's 64 KiB).
+        public var uploadBufferSize: Int
+
+        /// A configuration; every argument has the default described on its property.
+        public init(connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
+                    sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 0) {
+            self.connectTimeout = connectTimeout
+            self.followsRedirects = followsRedirects
+            self.maximumRedirects = max(0, maximumRedirects)
+            self.sendsExpectContinue = sendsExpectContinue
+            self.maximumConnectionsPerHost = max(0, maximumConnectionsPerHost)
+            self.uploadBufferSize = max(0, uploadBufferSize)
+        }
+    }
+
+    /// The process's transport with default settings, created on first use (its thread starts
+    /// with the first send) and never released.
+    public static let shared = CurlTransport()
+
+    /// Whether libcurl could be loaded on this machine.
+    public static var isAvailable: Bool { CurlLibrary.isAvailable }
+
+    /// Why libcurl could not be loaded, or nil when it was.
+    public static var unavailableReason: String? { CurlLibrary.loadError }
+
+    /// libcurl's version text (e.g. `libcurl/7.88.1 OpenSSL/3.0.19 …`), or nil when unavailable.
+    public static var libraryVersion: String? { CurlLibrary.version }
+
+    /// The settings the transport was created with.
+    public let configuration: Configuration
+    let eventLoop: CurlEventLoop
+
+    /// A transport with its own libcurl multi handle and thread (started by the first send).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.eventLoop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
+    }
+
+    deinit { eventLoop.stop() }
+
+    /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
+    public var streamsBodySource: Bool { true }
+
+    /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
+    public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
+        let send = CurlSend(transport: self, request: request, observer: observer)
+        if let reason = CurlLibrary.loadError {
+            send.complete(.failure(.unableToCreateRequest(underlying: UnderlyingError(
+                domain: "FormDataKit", code: 0, message: reason))))
+        } else if !eventLoop.start(send) {
+            send.complete(.failure(.connectionFailure(underlying: UnderlyingError(
+                domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))))
+        }
+        return send
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// ASIHTTPRequest's redirect rules, for transports that follow redirects themselves.
+///
+/// - 301, 302 and 303 become a `GET` without a body (`HEAD` stays `HEAD`), as ASIHTTPRequest
+///   and browsers do; the body's `Content-Type` and `Content-Encoding` go with the body.
+/// - 307 and 308 keep the method and send the whole body again.
+/// - `Authorization`, `Cookie` and `Proxy-Authorization` never go to another origin (scheme,
+///   host and port).
+/// - A redirect from https to http, or to anything but http(s), is refused with
+///   ``FormDataError/redirectRefused(from:to:reason:)``.
+/// - More than ``maximumRedirects`` redirects fail with ``FormDataError/tooMuchRedirection(underlying:)``.
+package struct RedirectPolicy: Sendable, Equatable {
+    /// Redirects followed at most for one send (ASIHTTPRequest: 5).
+    package var maximumRedirects: Int
+
+    package init(maximumRedirects: Int = 5) {
+        self.maximumRedirects = maximumRedirects
+    }
+
+    /// What to do with a response.
+    package enum Decision: Sendable, Equatable {
+        /// Not a redirect to follow: the response is the answer.
+        case deliver
+        /// Send this request next.
+        case follow(TransportRequest)
+        /// The redirect may not be followed.
+        case refuse(FormDataError)
+    }
+
+    /// The response codes that redirect.
+    package static let redirectCodes: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Whether a response with `statusCode` and a `Location` is a redirect to follow.
+    package static func isRedirect(statusCode: Int, hasLocation: Bool) -> Bool {
+        hasLocation && redirectCodes.contains(statusCode)
+    }
+
+    /// The decision for a response with `statusCode` and `location` (resolved against the URL of
+    /// `request`) to `request`, after `redirectsSoFar` redirects.
+    package func decide(
+        after request: TransportRequest, statusCode: Int, location: URL?, redirectsSoFar: Int
+    ) -> Decision {
+        guard let location, Self.isRedirect(statusCode: statusCode, hasLocation: true) else { return .deliver }
+        let from = request.url.absoluteString
+        let to = location.absoluteString
+        guard let scheme = location.scheme?.lowercased(), scheme == "http" || scheme == "https", location.host != nil
+        else {
+            return .refuse(.redirectRefused(from: from, to: to, reason: "only http and https redirects are followed"))
+        }
+        if request.url.scheme?.lowercased() == "https" && scheme == "http" {
+            return .refuse(.redirectRefused(from: from, to: to, reason: "a redirect from https to http would send the request unencrypted"))
+        }
+        guard redirectsSoFar < maximumRedirects else {
+            return .refuse(.tooMuchRedirection(underlying: UnderlyingError(
+                domain: "FormDataKit", code: statusCode,
+                message: "More than \(maximumRedirects) redirects; the last pointed to \(to)")))
+        }
+        var next = request
+        next.url = location
+        if statusCode == 301 || statusCode == 302 || statusCode == 303 {
+            if request.method.uppercased() != "HEAD" { next.method = "GET" }
+            next.body = .none
+            next.headers.removeAll { Self.bodyHeaders.contains($0.name.lowercased()) }
+        }
+        if !Self.sameOrigin(request.url, location) {
+            next.headers.removeAll { Self.credentialHeaders.contains($0.name.lowercased()) }
+        }
+        return .follow(next)
+    }
+
+    /// Headers that describe the body, dropped with it.
+    static let bodyHeaders: Set<String> = ["content-type", "content-encoding", "content-length"]
+    /// Headers that carry credentials for one origin.
+    static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// Whether `a` and `b` have the same scheme, host and port (default ports filled in).
+    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func origin(_ url: URL) -> (String, String, Int) {
+            let scheme = url.scheme?.lowercased() ?? ""
+            let port = url.port ?? (scheme == "https" ? 443 : 80)
+            return (scheme, url.host?.lowercased() ?? "", port)
+        }
+        return origin(a) == origin(b)
+    }
+}
