@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(
             name: "FormDataKitTests",
             dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
-            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py"]
+            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py"]
         ),
         .executableTarget(
             name: "reliability-helper",

@@ -132,7 +132,7 @@ public final class FormReceiver: Sendable {
         switch route {
         case "status":
             let code = parts.count > 1 ? Int(parts[1]) ?? 500 : 500
-            return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: "Status \(code)"), headers: jsonHeaders, body: json)
+            return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: HTTPReasonPhrase.phrase(for: code).isEmpty ? "Status \(code)" : HTTPReasonPhrase.phrase(for: code)), headers: jsonHeaders, body: json)
         case "delay":
             let milliseconds = parts.count > 1 ? UInt64(parts[1]) ?? 1000 : 1000
             try? await Task.sleep(nanoseconds: milliseconds * 1_000_000)

@@ -182,14 +182,21 @@ extension FormDataRequest {
     /// The status code of the last response; 0 until response headers arrive.
     public var responseStatusCode: Int { sending.withLock { $0.responseStatusCode } }
 
-    /// The status line of the last response, e.g. `HTTP/1.1 404 Not Found`; nil before a response.
+    /// The status line of the last response, e.g. `HTTP/1.1 404 Not Found`, with the server's
+    /// own reason phrase when the transport saw it (the curl transport does), else the standard
+    /// one; nil before a response.
     public var responseStatusMessage: String? {
         sending.withLock { state in
             state.responseStatusCode == 0
                 ? nil
-                : TransportResponseHead(statusCode: state.responseStatusCode, headers: [:]).statusLine
+                : TransportResponseHead(statusCode: state.responseStatusCode, headers: [:],
+                                        reasonPhrase: state.responseReasonPhrase).statusLine
         }
     }
+
+    /// The URL that answered the last send, after redirects (ASIHTTPRequest's `url` once
+    /// redirected); nil before a response, or when the transport does not say.
+    public var responseURL: URL? { sending.withLock { $0.responseURL } }
 
     /// The headers of the last response; nil before a response.
     public var responseHeaders: [String: String]? { sending.withLock { $0.responseHeaders } }

@@ -95,6 +95,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     func transportDidReceiveResponse(_ head: TransportResponseHead) {
         let delegate = request.sending.withLock { state in
             state.responseStatusCode = head.statusCode
+            state.responseReasonPhrase = head.reasonPhrase
             state.responseHeaders = head.headers
             return state.delegate.value
         }
@@ -181,8 +182,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             case .success(let response):
                 state.error = nil
                 state.responseStatusCode = response.statusCode
+                state.responseReasonPhrase = response.reasonPhrase
                 state.responseHeaders = response.headers
                 state.responseData = response.body
+                state.responseURL = response.url
                 progress.completedUnitCount = progress.totalUnitCount
             case .failure(let error):
                 state.error = error

@@ -38,8 +38,10 @@ struct SendingState {
     var totalBytesSent: UInt64 = 0
     var error: FormDataError?
     var responseStatusCode = 0
+    var responseReasonPhrase: String?
     var responseHeaders: [String: String]?
     var responseData: Data?
+    var responseURL: URL?
 
     /// Clears the results of an earlier send.
     mutating func resetResults() {
@@ -47,8 +49,10 @@ struct SendingState {
         totalBytesSent = 0
         error = nil
         responseStatusCode = 0
+        responseReasonPhrase = nil
         responseHeaders = nil
         responseData = nil
+        responseURL = nil
         cancelRequested = false
         currentTask = nil
     }

@@ -4,45 +4,21 @@ import FormDataKitTesting
 import Testing
 
 /// The Python werkzeug receiver (Support/form_server.py), started on 127.0.0.1 with a free port.
-final class WerkzeugServer: @unchecked Sendable {
-    // `@unchecked`: all properties are set once in init.
-    let process: Process
-    let input: Pipe
-    let port: Int
+final class WerkzeugServer: Sendable {
+    let server: PythonServer
+    var port: Int { server.ports[0] }
 
     init() throws {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Support/form_server.py").path
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script]
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        // First line: "PORT <n>".
-        var line = Data()
-        let handle = output.fileHandleForReading
-        while !line.contains(0x0A) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        do {
+            server = try PythonServer(script: "form_server.py")
+        } catch {
+            throw TransportTestSupport.Failure(description: "form_server.py did not start (is werkzeug installed?): \(error)")
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            throw TransportTestSupport.Failure(description: "form_server.py did not start (is werkzeug installed?): \(text)")
-        }
-        self.port = port
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
+    func stop() { server.stop() }
 }
 
 /// What form_server.py answers.
