@@ -40,7 +40,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         public var chunkSize: Int
         /// Seconds allowed to connect (and finish a TLS handshake): 10 by default.
         public var connectTimeout: TimeInterval
-        /// Whether 3xx redirects are followed (as URLSession does): true by default.
+        /// Whether 3xx redirects are followed, ASIHTTPRequest's way: at most 5; 301/302/303 become
+        /// a `GET` without body; 307/308 send the body again from its parts; `Authorization` and
+        /// `Cookie` never go to another origin; https to http is refused. True by default.
         public var followsRedirects: Bool
 
         /// A configuration; every argument has the default described on its property.
@@ -81,8 +83,8 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
             tlsConfiguration: configuration.tlsConfiguration,
-            redirectConfiguration: configuration.followsRedirects
-                ? .follow(max: 10, allowCycles: false) : .disallow,
+            // Redirects are followed by the transport itself, ASIHTTPRequest's way (RedirectPolicy).
+            redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(
                 connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9))),
             decompression: .disabled)
@@ -106,7 +108,8 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO)
+        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO,
+                        followsRedirects: configuration.followsRedirects)
         let client = self.client
         let task = Task.detached { await send.run(on: client) }
         send.attach(task)
@@ -129,6 +132,7 @@ final class Send: @unchecked Sendable {
     private let observer: any TransportObserver
     private let chunkSize: Int
     private let fileIO: NIOThreadPool
+    private let followsRedirects: Bool
     private let lock = NSLock()
     private let observerLock = NSLock()
     private var task: Task<Void, Never>?
@@ -141,8 +145,10 @@ final class Send: @unchecked Sendable {
     private var headReceived = false
     private var completed = false
 
-    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool) {
+    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool,
+         followsRedirects: Bool) {
         self.request = request
+        self.followsRedirects = followsRedirects
         self.observer = observer
         self.chunkSize = chunkSize
         self.fileIO = fileIO
@@ -185,9 +191,8 @@ final class Send: @unchecked Sendable {
     func run(on client: HTTPClient) async {
         let result: Result<FormDataResponse, FormDataError>
         do {
-            let built = try makeRequest()
             result = try await withThrowingTaskGroup(of: Result<FormDataResponse, FormDataError>?.self) { group in
-                group.addTask { try await .success(self.execute(built, on: client)) }
+                group.addTask { try await .success(self.executeFollowingRedirects(on: client)) }
                 if request.timeoutInterval > 0 {
                     group.addTask { try await self.watchdog(); return nil }
                 }
@@ -239,13 +244,44 @@ final class Send: @unchecked Sendable {
         }
     }
 
-    private func makeRequest() throws(FormDataError) -> HTTPClientRequest {
+    /// Sends the request, and again to where a redirect points (RedirectPolicy's rules).
+    private func executeFollowingRedirects(on client: HTTPClient) async throws -> FormDataResponse {
+        let policy = RedirectPolicy()
+        var current = request
+        var redirects = 0
+        while true {
+            switch try await execute(makeRequest(current), for: current, on: client) {
+            case .response(var response):
+                response.url = current.url
+                return response
+            case .redirect(let statusCode, let location):
+                switch policy.decide(after: current, statusCode: statusCode, location: location, redirectsSoFar: redirects) {
+                case .deliver:
+                    throw FormDataError.connectionFailure(underlying: UnderlyingError(
+                        domain: "FormDataKit", code: statusCode, message: "A redirect without a usable Location"))
+                case .refuse(let error):
+                    throw error
+                case .follow(let next):
+                    current = next
+                    redirects += 1
+                }
+            }
+        }
+    }
+
+    /// What one exchange ended with.
+    private enum Exchange {
+        case response(FormDataResponse)
+        case redirect(statusCode: Int, location: URL?)
+    }
+
+    private func makeRequest(_ request: TransportRequest) throws(FormDataError) -> HTTPClientRequest {
         var built = HTTPClientRequest(url: request.url.absoluteString)
         built.method = HTTPMethod(rawValue: request.method)
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             built.headers.add(name: header.name, value: header.value)
         }
-        let length = totalLength
+        let length = Int64(clamping: request.body.length)
         switch request.body {
         case .none:
             break
@@ -273,9 +309,9 @@ final class Send: @unchecked Sendable {
             onError: { [weak self] in self?.bodyFailed($0) })
     }
 
-    private func execute(_ built: HTTPClientRequest, on client: HTTPClient) async throws -> FormDataResponse {
+    private func execute(_ built: HTTPClientRequest, for sent: TransportRequest, on client: HTTPClient) async throws -> Exchange {
         touch()
-        locked { handedOver = 0; reported = 0 }
+        locked { handedOver = 0 }  // bytes of this exchange's body; `reported` stays (progress is monotonic)
         let response = try await client.execute(built, deadline: .distantFuture)
         touch()
         var headers: [String: String] = [:]
@@ -283,6 +319,12 @@ final class Send: @unchecked Sendable {
             if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         }
         let head = TransportResponseHead(statusCode: Int(response.status.code), headers: headers)
+        if followsRedirects, let location = response.headers.first(name: "Location"),
+            RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: true) {
+            for try await _ in response.body { touch() }  // the redirect's own body is not kept
+            return .redirect(statusCode: head.statusCode,
+                             location: URL(string: location, relativeTo: sent.url)?.absoluteURL)
+        }
         let total = totalLength
         let pending = locked { () -> (Int64, Int64)? in
             headReceived = true
@@ -303,7 +345,7 @@ final class Send: @unchecked Sendable {
             body.append(contentsOf: chunk.readableBytesView)
         }
         switch ResponseInflation.response(head: head, body: body, limit: request.maximumDecompressedResponseSize) {
-        case .success(let value): return value
+        case .success(let value): return .response(value)
         case .failure(let error): throw error
         }
     }

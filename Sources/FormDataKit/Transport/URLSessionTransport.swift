@@ -98,7 +98,7 @@ public final class URLSessionTransport: FormDataTransport {
             bodyPath = path
         }
         router.register(
-            task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
+            task, request: request, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
             spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize)
         task.resume()
         return URLSessionTransportTask(task: task)
@@ -162,6 +162,11 @@ struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // `@unchecked`: `tasks` is only touched under its lock.
     private final class TaskRecord {
+        /// The request of the current hop (changed by each redirect followed).
+        var request: TransportRequest
+        var redirects = 0
+        /// Why a redirect was not followed (the send fails with it).
+        var redirectError: FormDataError?
         let observer: any TransportObserver
         let expectedBodyLength: Int64
         let bodyPath: String?
@@ -173,8 +178,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var challenged: URLAuthenticationChallenge?
         var limitExceeded = false
 
-        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, spooledBody: TemporaryFile?,
-             responseLimit: UInt64) {
+        init(request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
+             spooledBody: TemporaryFile?, responseLimit: UInt64) {
+            self.request = request
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
@@ -185,9 +191,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
-    func register(_ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
-                  spooledBody: TemporaryFile?, responseLimit: UInt64) {
-        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
+    func register(_ task: URLSessionTask, request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64,
+                  bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64) {
+        let record = TaskRecord(request: request, observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
                                 spooledBody: spooledBody, responseLimit: responseLimit)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
@@ -228,6 +234,39 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         record.body.append(data)
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        guard let record = record(for: task) else { return completionHandler(request) }
+        let decision = RedirectPolicy().decide(
+            after: record.request, statusCode: response.statusCode, location: request.url, redirectsSoFar: record.redirects)
+        switch decision {
+        case .deliver:
+            completionHandler(nil)
+        case .refuse(let error):
+            record.redirectError = error
+            completionHandler(nil)
+        case .follow(let next):
+            #if canImport(FoundationNetworking)
+            // FoundationNetworking follows a 307/308 without its upload body (0 bytes arrive).
+            if next.body != .none {
+                record.redirectError = .redirectRefused(
+                    from: record.request.url.absoluteString, to: next.url.absoluteString,
+                    reason: "URLSession on Linux cannot send the body again after a \(response.statusCode); CurlTransport can")
+                return completionHandler(nil)
+            }
+            #endif
+            var redirected = URLRequest(url: next.url)
+            redirected.httpMethod = next.method
+            redirected.timeoutInterval = request.timeoutInterval
+            for header in next.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+                redirected.setValue(header.value, forHTTPHeaderField: header.name)
+            }
+            record.request = next
+            record.redirects += 1
+            completionHandler(redirected)
+        }
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         // Credentials go out pre-emptively (Authorization header); a challenge means they were
@@ -241,7 +280,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         record.spooledBody?.remove()
         let result: Result<FormDataResponse, FormDataError>
-        if record.limitExceeded {
+        if let redirectError = record.redirectError {
+            result = .failure(redirectError)
+        } else if record.limitExceeded {
             result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
         } else if let challenge = record.challenged, error != nil {
             let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
@@ -253,7 +294,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
             TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
         }) {
-            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit)
+            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit).map {
+                var response = $0
+                response.url = record.request.url
+                return response
+            }
         } else {
             result = .failure(.connectionFailure(underlying: UnderlyingError(
                 domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))
