@@ -146,6 +146,15 @@ void ccurl_easy_cleanup(void *easy) { api.easy_cleanup(easy); }
 int ccurl_easy_setopt_long(void *easy, int option, long value) { return api.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value) { return api.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_pointer(void *easy, int option, const void *value) { return api.easy_setopt(easy, option, value); }
+int ccurl_easy_setopt_blob(void *easy, int option, const void *data, size_t length) {
+    // libcurl's struct curl_blob { void *data; size_t len; unsigned int flags; }, CURL_BLOB_COPY = 1.
+    struct {
+        void *data;
+        size_t len;
+        unsigned int flags;
+    } blob = {(void *)data, length, 1};
+    return api.easy_setopt(easy, option, &blob);
+}
 int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback) {
     return api.easy_setopt(easy, option, callback);
 }

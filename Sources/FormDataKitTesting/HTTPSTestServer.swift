@@ -85,7 +85,9 @@ public struct TestCertificates: Sendable {
 
 /// A tiny HTTPS server (Python's `http.server` wrapped with `ssl`) on 127.0.0.1 with a free
 /// port, run as a child process. Every request is answered 200 with JSON
-/// `{"method": …, "bytes": <body bytes read>, "content_length": …}`. Stopped by ``stop()``.
+/// `{"method": …, "bytes": <body bytes read>, "content_length": …}`, except
+/// `/redirect?to=<percent-encoded URL>`, answered 307 to that URL without reading the body.
+/// Stopped by ``stop()``.
 public final class HTTPSTestServer: @unchecked Sendable {
     // `@unchecked`: every property is set once in init.
     private let process: Process
@@ -98,6 +100,15 @@ public final class HTTPSTestServer: @unchecked Sendable {
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def handle_any(self):
+                if self.path.startswith("/redirect?to="):
+                    import urllib.parse
+                    self.send_response(307)
+                    self.send_header("Location", urllib.parse.unquote(self.path[len("/redirect?to="):]))
+                    self.send_header("Content-Length", "0")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.close_connection = True
+                    return
                 length = int(self.headers.get("Content-Length") or 0)
                 left, count = length, 0
                 while left > 0:

@@ -42,7 +42,7 @@ struct Post: AsyncParsableCommand {
     @Option(name: .long, help: "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too). Default: curl on Linux, urlsession elsewhere.")
     var transport: TransportChoice = .platformDefault
 
-    @Option(name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (asynchttpclient only).")
+    @Option(name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (curl and asynchttpclient).")
     var pinnedCert: String?
 
     @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")

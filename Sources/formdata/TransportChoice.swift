@@ -22,18 +22,17 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     }
 
     /// Runs `body` with the chosen transport, shutting a transport it created down afterwards.
-    /// `pinnedCertificate` (a PEM or DER file) becomes the only trust anchor (AsyncHTTPClient only).
+    /// `pinnedCertificate` (a PEM or DER file) becomes the only trust anchor (curl and AsyncHTTPClient).
     func withTransport<T>(pinnedCertificate: String?,
                           _ body: (any FormDataTransport) async throws -> T) async throws -> T {
         switch self {
         case .curl:
-            if pinnedCertificate != nil {
-                throw ValidationError("--pinned-cert needs --transport asynchttpclient")
-            }
             if let reason = CurlTransport.unavailableReason {
                 throw ValidationError("--transport curl: \(reason)")
             }
-            return try await body(CurlTransport.shared)
+            guard let pinnedCertificate else { return try await body(CurlTransport.shared) }
+            let data = try Data(contentsOf: URL(fileURLWithPath: pinnedCertificate))
+            return try await body(CurlTransport(configuration: .init(trust: TrustAnchorPinning(certificates: [data]))))
         case .urlsession:
             if pinnedCertificate != nil {
                 throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")

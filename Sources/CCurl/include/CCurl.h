@@ -38,6 +38,8 @@ void ccurl_easy_cleanup(void *easy);
 int ccurl_easy_setopt_long(void *easy, int option, long value);
 int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value);
 int ccurl_easy_setopt_pointer(void *easy, int option, const void *value);
+/// Sets a `struct curl_blob` option (libcurl copies the bytes).
+int ccurl_easy_setopt_blob(void *easy, int option, const void *data, size_t length);
 int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback);
 int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);

@@ -24,7 +24,7 @@ enum CurlLibrary {
 /// `CURLoption` numbers (type base + index, as `curl.h` computes them).
 enum CurlOption {
     private static let long: Int32 = 0, objectPoint: Int32 = 10_000, functionPoint: Int32 = 20_000
-    private static let offT: Int32 = 30_000
+    private static let offT: Int32 = 30_000, blob: Int32 = 40_000
     static let writeData = objectPoint + 1
     static let url = objectPoint + 2
     static let readData = objectPoint + 9
@@ -52,6 +52,9 @@ enum CurlOption {
     static let uploadBufferSize = long + 280
     static let protocolsString = objectPoint + 318
     static let tcpNoDelay = long + 121
+    static let sslVerifyPeer = long + 64
+    static let sslVerifyHost = long + 81
+    static let caInfoBlob = blob + 309
 }
 
 /// `CURLINFO` numbers.

@@ -89,6 +89,16 @@ final class CurlTransfer {
             set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
         }
         if configuration.uploadBufferSize > 0 { set(CurlOption.uploadBufferSize, configuration.uploadBufferSize) }
+        if let trust = configuration.trust {
+            if !trust.certificates.isEmpty {
+                let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
+                check(CurlOption.caInfoBlob, bundle.withUnsafeBytes {
+                    ccurl_easy_setopt_blob(easy, CurlOption.caInfoBlob, $0.baseAddress, $0.count)
+                })
+            }
+            set(CurlOption.sslVerifyPeer, trust.allowsInvalidCertificates ? 0 : 1)
+            set(CurlOption.sslVerifyHost, trust.allowsInvalidCertificates || !trust.validatesDomainName ? 0 : 2)
+        }
         // Decode whatever content encoding libcurl supports as the body arrives; the request's
         // own Accept-Encoding header (below) is what goes on the wire.
         set(CurlOption.acceptEncoding, string: "")
@@ -139,6 +149,14 @@ final class CurlTransfer {
                 domain: "libcurl", code: Int(failed.code),
                 message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
         }
+    }
+
+    /// A certificate as PEM text (DER is wrapped; PEM is kept as it is).
+    static func pem(of certificate: Data) -> String {
+        let text = String(decoding: certificate, as: UTF8.self)
+        if text.contains("-----BEGIN") { return text }
+        let base64 = certificate.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n"
     }
 
     /// Nanoseconds since anything moved.

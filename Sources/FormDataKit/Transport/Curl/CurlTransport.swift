@@ -53,10 +53,16 @@ public final class CurlTransport: FormDataTransport {
         public var maximumConnectionsPerHost: Int
         /// libcurl's upload buffer per send, in bytes (0: libcurl's 64 KiB).
         public var uploadBufferSize: Int
+        /// Which server certificates are trusted: nil (the default) is the system's trust store
+        /// with full verification; with certificates, they are the only trust anchors (a pinned
+        /// self-signed certificate, or "only this CA"). See ``TrustAnchorPinning``.
+        public var trust: TrustAnchorPinning?
 
         /// A configuration; every argument has the default described on its property.
         public init(connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
-                    sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 0) {
+                    sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 0,
+                    trust: TrustAnchorPinning? = nil) {
+            self.trust = trust
             self.connectTimeout = connectTimeout
             self.followsRedirects = followsRedirects
             self.maximumRedirects = max(0, maximumRedirects)
