@@ -32,6 +32,9 @@ struct AFPreparedRequest {
             let name = String(describing: key.base)
             if urlRequest.value(forHTTPHeaderField: name) == nil { headers.append((name, String(describing: value))) }
         }
+        // The serializer checks the headers it sets; per-request and session headers added
+        // afterwards are checked here, before anything is spooled or sent.
+        try RequestHeaderValidation.requireValid(headers)
         let body: TransportRequest.Body
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
             let source = stream.bodySource

@@ -276,6 +276,7 @@ final class Send: @unchecked Sendable {
     }
 
     private func makeRequest(_ request: TransportRequest) throws(FormDataError) -> HTTPClientRequest {
+        try RequestHeaderValidation.requireValid(request.headers)
         var built = HTTPClientRequest(url: request.url.absoluteString)
         built.method = HTTPMethod(rawValue: request.method)
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {

@@ -165,6 +165,21 @@ struct AFHTTPSessionManagerTests {
 
     // MARK: - Against the embedded receiver
 
+    @Test("a per-request header whose name is not a token is refused before anything goes out")
+    func perRequestHeaderInjectionRefused() async throws {
+        // (Foundation's URLRequest already drops a value with CR or LF; a name with a space or
+        // a colon it keeps, and it would corrupt the header block.)
+        let receiver = try await FormReceiver.start()
+        let manager = self.manager(receiver.baseURL)
+        let (_, result) = await outcome { success, failure in
+            manager.get("get", parameters: nil, headers: ["X-Evil: 1\r\nX": "v"], progress: nil,
+                        success: success, failure: failure)
+        }
+        await receiver.stop()
+        #expect(result.error as? FormDataError == .invalidRequestHeader(name: "X-Evil: 1\r\nX", value: "v"))
+        #expect(receiver.requests.isEmpty)
+    }
+
     @Test func getSucceedsWithAResponseObject() async throws {
         let receiver = try await FormReceiver.start()
         let manager = self.manager(receiver.baseURL)

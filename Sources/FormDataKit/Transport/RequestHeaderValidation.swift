@@ -21,4 +21,10 @@ package enum RequestHeaderValidation {
     package static func requireValid(_ headers: [String: String]) throws(FormDataError) {
         for name in headers.keys.sorted() { try requireValid(name: name, value: headers[name]!) }
     }
+
+    /// Checks every header of `headers`, in order. Every transport calls it before anything goes
+    /// out, whichever façade (or caller) built the request.
+    package static func requireValid(_ headers: [(name: String, value: String)]) throws(FormDataError) {
+        for header in headers { try requireValid(name: header.name, value: header.value) }
+    }
 }

@@ -80,6 +80,7 @@ public final class URLSessionTransport: FormDataTransport {
         }
         let prepared: (body: TransportRequest.Body, spooled: TemporaryFile?)
         do throws(FormDataError) {
+            try RequestHeaderValidation.requireValid(request.headers)
             prepared = try sendableBody(request.body)
         } catch {
             DispatchQueue.global().async { observer.transportDidComplete(.failure(error)) }

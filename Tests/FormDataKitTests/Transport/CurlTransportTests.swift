@@ -190,6 +190,21 @@ struct CurlTransportTests {
         #expect(try server.log(1).count == 6)
     }
 
+    @Test("a header with CR/LF handed straight to a transport is refused before anything goes out",
+          arguments: TransportKind.allCases)
+    func headerInjectionRefusedByTransport(kind: TransportKind) async throws {
+        let server = try EdgeServer()
+        defer { server.stop() }
+        let sent = TransportRequest(url: server.url(1, "/upload"), method: "POST",
+                                    headers: [(name: "X-Evil", value: "a\r\nInjected: 1")],
+                                    body: .data(Data("x=1".utf8)), timeoutInterval: 10)
+        let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
+            _ = kind.transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
+        }
+        #expect(result == .failure(.invalidRequestHeader(name: "X-Evil", value: "a\r\nInjected: 1")))
+        #expect(try server.log(1).isEmpty)
+    }
+
     @Test("the server's own reason phrase is ASI's responseStatusMessage")
     func reasonPhrase() async throws {
         let server = try EdgeServer()

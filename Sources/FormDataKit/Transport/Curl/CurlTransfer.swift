@@ -64,8 +64,11 @@ final class CurlTransfer {
     }
 
     /// Creates and configures the easy handle.
-    /// - Throws: ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
+    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` for a header that is not a
+    ///   token or whose value has CR, LF or NUL (it would inject headers);
+    ///   ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
     func prepare(configuration: CurlTransport.Configuration) throws(FormDataError) {
+        try RequestHeaderValidation.requireValid(request.headers)
         guard let easy = ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
         }
