@@ -112,21 +112,22 @@ extension AFHTTPRequestSerializer {
         let path = fileURL.path
         return {
             defer { withExtendedLifetime(keepAlive) {} }
-            let descriptor = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o666)
-            guard descriptor >= 0 else {
-                return FormDataError.temporaryFileFailed(path: path, operation: "create", errno: errno)
-            }
+            // All or nothing, as FormDataKit writes any caller's path: a 0600 sibling created
+            // with O_EXCL (never through a link), renamed over `path` once complete; on failure
+            // the sibling goes and whatever was at `path` stays.
             do {
-                try BodySpooler.write(source, to: descriptor, path: path)
+                try DestinationFile.write(to: path) { (sink) throws(FormDataError) in
+                    let reader = source.makeReader(chunkSize: 256 << 10)
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+                    defer { buffer.deallocate() }
+                    while true {
+                        let count = try reader.read(into: buffer)
+                        if count == 0 { break }
+                        try sink(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                }
             } catch {
-                close(descriptor)
-                unlink(path)
                 return error
-            }
-            if close(descriptor) != 0 {
-                let code = errno
-                unlink(path)
-                return FormDataError.temporaryFileFailed(path: path, operation: "close", errno: code)
             }
             return nil
         }

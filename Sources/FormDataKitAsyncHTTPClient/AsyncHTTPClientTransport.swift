@@ -86,7 +86,7 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
             // Redirects are followed by the transport itself, ASIHTTPRequest's way (RedirectPolicy).
             redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(
-                connect: .nanoseconds(Int64(configuration.connectTimeout * 1e9))),
+                connect: Self.duration(seconds: configuration.connectTimeout)),
             decompression: .disabled)
         clientConfiguration.httpVersion = .automatic
         // A refused connection or a failed TLS handshake fails the send at once (as URLSession
@@ -95,6 +95,11 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
         fileIO = NIOThreadPool(numberOfThreads: 1)
         fileIO.start()
+    }
+
+    /// `seconds` as a Duration, an infinite or huge value clamped to ~10 years (no trap).
+    static func duration(seconds: TimeInterval) -> TimeAmount {
+        .nanoseconds(Int64(max(0, min(seconds.isNaN ? 0 : seconds, 3e8)) * 1e9))
     }
 
     /// Shuts the client down: sends in flight fail, later sends fail with a connection failure.
@@ -189,6 +194,9 @@ final class Send: @unchecked Sendable {
     // MARK: - Running
 
     func run(on client: HTTPClient) async {
+        // Idle time counts from when the send runs: waiting for the concurrency pool to start
+        // this task is not the server's silence.
+        touch()
         let result: Result<FormDataResponse, FormDataError>
         do {
             result = try await withThrowingTaskGroup(of: Result<FormDataResponse, FormDataError>?.self) { group in
@@ -233,7 +241,7 @@ final class Send: @unchecked Sendable {
 
     /// Fails the send once nothing moved for the request's timeout.
     private func watchdog() async throws {
-        let limit = Duration.nanoseconds(Int64(request.timeoutInterval * 1e9))
+        let limit = Duration.nanoseconds(Int64(min(request.timeoutInterval, 3e8) * 1e9))  // ∞ or 1e10: no trap
         while true {
             let idle = ContinuousClock.now - locked { lastActivity }
             if idle >= limit {
@@ -340,12 +348,35 @@ final class Send: @unchecked Sendable {
             }
             observer.transportDidReceiveResponse(head)
         }
+        // A gzip body is inflated as it arrives (the compressed body is never held whole), bounded
+        // by the decompressed-size limit; the raw bytes are bounded by maximumResponseSize.
+        let gzip = head.header("Content-Encoding")?.lowercased().contains("gzip") == true
+        let inflater = gzip ? try GzipInflater(outputLimit: request.maximumDecompressedResponseSize) : nil
         var body = Data()
+        var rawBytes: UInt64 = 0
         for try await chunk in response.body {
             touch()
-            body.append(contentsOf: chunk.readableBytesView)
+            rawBytes += UInt64(chunk.readableBytes)
+            guard rawBytes <= request.maximumResponseSize else {
+                throw FormDataError.responseTooLarge(limit: request.maximumResponseSize)
+            }
+            if let inflater {
+                do {
+                    _ = try chunk.withUnsafeReadableBytes { bytes in
+                        try inflater.decompress(bytes) { (piece) throws(FormDataError) in body.append(contentsOf: piece) }
+                    }
+                } catch let error as FormDataError {
+                    throw FormDataError.compression(underlying: error)
+                }
+            } else {
+                body.append(contentsOf: chunk.readableBytesView)
+            }
         }
-        switch ResponseInflation.response(head: head, body: body, limit: request.maximumDecompressedResponseSize) {
+        if let inflater, rawBytes > 0 {
+            do throws(FormDataError) { try inflater.finish() } catch { throw FormDataError.compression(underlying: error) }
+        }
+        switch ResponseInflation.response(head: head, body: body, limit: request.maximumDecompressedResponseSize,
+                                          alreadyDecoded: true) {
         case .success(let value): return .response(value)
         case .failure(let error): throw error
         }

@@ -216,7 +216,8 @@ public enum FormBodyParser {
         return String(data: data, encoding: .isoLatin1) ?? ""
     }
 
-    /// The `; key=value` parameters of a header value, keys lowercased, quotes removed.
+    /// The `; key=value` parameters of a header value, keys lowercased, quotes removed; a
+    /// backslash in a quoted value is kept as it is (the encoder never escapes with it).
     static func parameters(of headerValue: String) -> [(String, String)] {
         var result: [(String, String)] = []
         let characters = Array(headerValue)
@@ -233,8 +234,9 @@ public enum FormBodyParser {
                 index += 1
                 if index < characters.endIndex && characters[index] == "\"" {
                     index += 1
+                    // No backslash escapes: FormDataKit (as browsers, WHATWG) sends `"` as %22 and a
+                    // backslash as itself, and a Shift_JIS 0x5C byte read as Latin-1 is a backslash.
                     while index < characters.endIndex && characters[index] != "\"" {
-                        if characters[index] == "\\" && index + 1 < characters.endIndex { index += 1 }
                         value.append(characters[index]); index += 1
                     }
                     index += 1 // closing quote

@@ -145,10 +145,13 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     /// - Parameters:
     ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
     ///   - contentLimit: parts larger than this keep only size and SHA-256.
-    /// - Throws: ``FormSnapshotError/malformedBody(_:)`` when the body is not what the headers say.
+    ///   - maximumInflatedSize: the most bytes a gzip body may inflate to (``maximumInflatedSize``).
+    /// - Throws: ``FormSnapshotError/malformedBody(_:)`` when the body is not what the headers say,
+    ///   or inflates past `maximumInflatedSize`.
     public init(method: String, url: String, headers: [ReceivedHeader], body: Data,
                 ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
-                contentLimit: Int = FormSnapshot.defaultContentLimit) throws(FormSnapshotError) {
+                contentLimit: Int = FormSnapshot.defaultContentLimit,
+                maximumInflatedSize: Int = FormSnapshot.maximumInflatedSize) throws(FormSnapshotError) {
         func value(_ name: String) -> String? {
             let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
             return values.isEmpty ? nil : values.joined(separator: ", ")
@@ -161,7 +164,7 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         }
         var body = body
         if let encoding = value("Content-Encoding")?.lowercased(), encoding.contains("gzip"), !body.isEmpty {
-            do { body = try Self.inflate(body) } catch { throw .malformedBody(error) }
+            do { body = try Self.inflate(body, limit: maximumInflatedSize) } catch { throw .malformedBody(error) }
         }
         self.method = method
         self.url = Self.normalized(url)
@@ -292,10 +295,21 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    private static func inflate(_ data: Data) throws(FormParseError) -> Data {
+    /// The most bytes a gzip body of a capture may inflate to (256 MiB): a capture is input from
+    /// anywhere, and a few KiB of gzip can inflate to gigabytes.
+    public static let maximumInflatedSize = 256 << 20
+
+    private static func inflate(_ data: Data, limit: Int = maximumInflatedSize) throws(FormParseError) -> Data {
         let inflater = try StreamInflater()
         var out = Data()
-        try inflater.feed(data, offset: 0) { out.append(contentsOf: $0) }
+        var exceeded = false
+        try inflater.feed(data, offset: 0) { chunk in
+            guard !exceeded, out.count + chunk.count <= limit else { exceeded = true; return }
+            out.append(contentsOf: chunk)
+        }
+        if exceeded {
+            throw FormParseError(offset: 0, reason: "The gzip body inflates to more than \(limit) bytes")
+        }
         guard inflater.isFinished else {
             throw FormParseError(offset: data.count, reason: "The gzip body is truncated")
         }

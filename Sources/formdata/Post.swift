@@ -54,6 +54,18 @@ struct Post: AsyncParsableCommand {
         }
     }
 
+    /// `--user`'s `user[:password]`, split at the first colon (the password may hold colons).
+    /// - Throws: `ValidationError` for an empty user name (`""`, `:`, `:password`).
+    static func credentials(_ option: String) throws -> (user: String, password: String) {
+        let colon = option.firstIndex(of: ":")
+        let name = String(option[..<(colon ?? option.endIndex)])
+        let password = colon.map { String(option[option.index(after: $0)...]) } ?? ""
+        guard !name.isEmpty else {
+            throw ValidationError("--user needs a user name: --user user[:password] (got \(option.debugDescription))")
+        }
+        return (name, password)
+    }
+
     private func send(with transport: any FormDataTransport) async throws {
         guard let target = URL(string: url), target.scheme != nil else {
             throw ValidationError("Not a URL: \(url)")
@@ -68,9 +80,9 @@ struct Post: AsyncParsableCommand {
                                      value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         if let user {
-            let parts = user.split(separator: ":", maxSplits: 1).map(String.init)
-            request.username = parts[0]
-            request.password = parts.count > 1 ? parts[1] : ""
+            let (name, password) = try Self.credentials(user)
+            request.username = name
+            request.password = password
         }
         request.shouldCompressRequestBody = gzip
         request.shouldLogDebugBody = debug
@@ -82,7 +94,7 @@ struct Post: AsyncParsableCommand {
         do {
             if synchronous {
                 // On the main thread, as ported ASI code usually calls it.
-                await MainActor.run { request.startSynchronous() }
+                _ = await MainActor.run { request.startSynchronous() }
                 if let error = request.error { throw error }
                 response = FormDataResponse(statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
                                             body: request.responseData ?? Data())

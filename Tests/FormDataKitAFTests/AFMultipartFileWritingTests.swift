@@ -68,6 +68,23 @@ struct AFMultipartFileWritingTests {
         }
     }
 
+    @Test("the written file is 0600, replaces a symbolic link at the path instead of writing through it, and a failure keeps the old file")
+    func writesPrivatelyWithoutFollowingLinks() async throws {
+        let directory = try TestSupport.makeDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let victim = directory.appendingPathComponent("victim.txt")
+        try Data("keep me".utf8).write(to: victim)
+        let destination = directory.appendingPathComponent("body.bin")
+        try FileManager.default.createSymbolicLink(at: destination, withDestinationURL: victim)
+        let request = try multipartRequest()
+        _ = try await AFHTTPRequestSerializer.serializer().request(withMultipartForm: request, writingStreamContentsToFile: destination)
+        #expect(try Data(contentsOf: victim) == Data("keep me".utf8))
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeRegular)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try Data(contentsOf: destination).count == 231)
+    }
+
     @Test func aFailedWriteLeavesNoFile() async throws {
         let directory = try TestSupport.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

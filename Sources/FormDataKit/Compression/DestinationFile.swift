@@ -8,7 +8,9 @@ import Foundation
 /// Writes a file the caller named all at once or not at all: the bytes go to a hidden sibling
 /// (`.<name>.formdatakit-<random>`, same directory, so the final `rename(2)` is atomic) that is
 /// renamed over `path` only when everything was written. On any failure the sibling is removed
-/// and whatever was at `path` before is untouched.
+/// and whatever was at `path` before is untouched. The file is created 0600 with `O_EXCL`, so
+/// it is never opened through a symbolic link, and the rename replaces a link at `path` rather
+/// than writing where it points.
 package enum DestinationFile {
     /// Creates the sibling, runs `body` with a sink that appends to it, and puts it in place at `path`.
     /// Failures of the destination are ``FormDataError/fileUnwritable(path:errno:)`` naming `path`
@@ -19,7 +21,7 @@ package enum DestinationFile {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let partial = "\(directory)/.\(url.lastPathComponent).formdatakit-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        let fd = open(partial, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o666)
+        let fd = open(partial, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw .fileUnwritable(path: path, errno: errno) }
         var closed = false
         do throws(FormDataError) {

@@ -10,10 +10,20 @@ extension FormDataRequest {
     ///
     /// Safe from any thread, the main thread in top-level code included: the work happens on the
     /// transport's and the request's own queues, never on the caller's actor.
-    public func startSynchronous() {
+    ///
+    /// - Returns: what failed this call, or nil when its send succeeded (a 404 is a success). A
+    ///   call made while the request is already being sent (from another thread) returns
+    ///   ``FormDataError/requestInProgress`` at once and leaves ``error`` and the other send alone.
+    @discardableResult
+    public func startSynchronous() -> FormDataError? {
         let done = DispatchSemaphore(value: 0)
-        send { _ in done.signal() }
+        let outcome = Locked<FormDataError?>(nil)
+        send { result in
+            if case .failure(let error) = result { outcome.withLock { $0 = error } }
+            done.signal()
+        }
         done.wait()
+        return outcome.current
     }
 
     /// Starts sending and returns at once (ASIHTTPRequest's `-startAsynchronous`); the delegate

@@ -74,7 +74,8 @@ public final class URLSessionTransport: FormDataTransport {
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = request.timeoutInterval > 0 ? request.timeoutInterval : Self.noTimeout
+        // (An infinite or huge timeout means none: URLSession converts it to whole milliseconds.)
+        urlRequest.timeoutInterval = request.timeoutInterval > 0 ? min(request.timeoutInterval, Self.noTimeout) : Self.noTimeout
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
@@ -100,7 +101,8 @@ public final class URLSessionTransport: FormDataTransport {
         }
         router.register(
             task, request: request, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
-            spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize)
+            spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize,
+            rawResponseLimit: request.maximumResponseSize)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
@@ -172,6 +174,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let expectedBodyLength: Int64
         let bodyPath: String?
         let responseLimit: UInt64
+        let rawResponseLimit: UInt64
+        var rawLimitExceeded = false
         /// A body the transport spooled itself (for a ``TransportRequest/Body/source(_:)``).
         let spooledBody: TemporaryFile?
         var head: TransportResponseHead?
@@ -180,8 +184,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var limitExceeded = false
 
         init(request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
-             spooledBody: TemporaryFile?, responseLimit: UInt64) {
+             spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64) {
             self.request = request
+            self.rawResponseLimit = rawResponseLimit
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
@@ -193,9 +198,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
     func register(_ task: URLSessionTask, request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64,
-                  bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64) {
+                  bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64) {
         let record = TaskRecord(request: request, observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
-                                spooledBody: spooledBody, responseLimit: responseLimit)
+                                spooledBody: spooledBody, responseLimit: responseLimit, rawResponseLimit: rawResponseLimit)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -222,7 +227,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let record = record(for: dataTask), !record.limitExceeded else { return }
+        guard let record = record(for: dataTask), !record.limitExceeded, !record.rawLimitExceeded else { return }
+        if UInt64(record.body.count) + UInt64(data.count) > record.rawResponseLimit {
+            record.rawLimitExceeded = true
+            record.body = Data()
+            dataTask.cancel()
+            return
+        }
         // libcurl inflates gzip responses itself: an encoded body arrives here decoded, so a
         // decompression bomb is stopped here, as soon as it passes the limit.
         if let head = record.head, ResponseInflation.isEncoded(head),
@@ -270,12 +281,27 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        // Credentials go out pre-emptively (Authorization header); a challenge means they were
-        // missing or wrong. URLSession can only fail the task here (default handling stalls on
-        // Linux), so the failure is reported as "authentication needed".
-        record(for: task)?.challenged = challenge
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        let disposition = Self.disposition(for: challenge.protectionSpace)
+        if disposition == .cancelAuthenticationChallenge { record(for: task)?.challenged = challenge }
+        completionHandler(disposition, nil)
     }
+
+    /// How a challenge for `space` is answered.
+    ///
+    /// - Server trust (Apple platforms deliver it to this task-level method when the session has
+    ///   no handler of its own): `.performDefaultHandling`, the system's certificate checks —
+    ///   cancelling it would fail every HTTPS request.
+    /// - A credential challenge (Basic, Digest, NTLM…): credentials go out pre-emptively
+    ///   (`Authorization`), so a challenge means they were missing or wrong; it is cancelled and
+    ///   the send fails with ``FormDataError/authenticationNeeded(underlying:)`` (default
+    ///   handling stalls on Linux).
+    static func disposition(for space: URLProtectionSpace) -> URLSession.AuthChallengeDisposition {
+        space.authenticationMethod == serverTrustMethod ? .performDefaultHandling : .cancelAuthenticationChallenge
+    }
+
+    /// `NSURLAuthenticationMethodServerTrust`'s value (the constant is unavailable in
+    /// swift-corelibs-foundation, so the decision can be tested on Linux).
+    static let serverTrustMethod = "NSURLAuthenticationMethodServerTrust"
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
@@ -283,6 +309,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let result: Result<FormDataResponse, FormDataError>
         if let redirectError = record.redirectError {
             result = .failure(redirectError)
+        } else if record.rawLimitExceeded {
+            result = .failure(.responseTooLarge(limit: record.rawResponseLimit))
         } else if record.limitExceeded {
             result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
         } else if let challenge = record.challenged, error != nil {
@@ -295,7 +323,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
             TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
         }) {
-            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit).map {
+            // URLSession undoes the content encoding itself (libcurl on Linux): never inflate again.
+            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit,
+                                                alreadyDecoded: true).map {
                 var response = $0
                 response.url = record.request.url
                 return response

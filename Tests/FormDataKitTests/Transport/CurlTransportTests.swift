@@ -225,6 +225,40 @@ struct CurlTransportTests {
         #expect(try await allowed.start().body.count == 3_000_000)
     }
 
+    @Test("a raw (unencoded) response body past maximumResponseSize fails with responseTooLarge on every transport",
+          arguments: TransportKind.allCases)
+    func rawResponseLimitEveryTransport(kind: TransportKind) async throws {
+        let server = try EdgeServer()
+        defer { server.stop() }
+        let request = try Self.formRequest(server.url(1, "/big/3000000"), file: nil, transport: kind.transport)
+        request.maximumResponseSize = 1_000_000
+        await #expect(throws: FormDataError.responseTooLarge(limit: 1_000_000)) { try await request.start() }
+    }
+
+    @Test("an infinite or huge timeOutSeconds means no timeout (no trap converting it)", arguments: TransportKind.allCases,
+          [Double.infinity, 1e10])
+    func hugeTimeouts(kind: TransportKind, timeout: Double) async throws {
+        let server = try EdgeServer()
+        defer { server.stop() }
+        let request = try Self.formRequest(server.url(1, "/upload"), file: nil, transport: kind.transport)
+        request.timeOutSeconds = timeout
+        #expect(try await request.start().statusCode == 200)
+    }
+
+    @Test("a doubly gzipped response is inflated once: the body is the inner gzip", arguments: TransportKind.allCases)
+    func doubleGzipInflatedOnce(kind: TransportKind) async throws {
+        let server = try EdgeServer()
+        defer { server.stop() }
+        let request = try Self.formRequest(server.url(1, "/double-gzip"), file: nil, transport: kind.transport)
+        let body = try await request.start().body
+        #expect(body.prefix(2) == Data([0x1f, 0x8b]), "\(body.prefix(16) as NSData)")
+        var inner = Data()
+        let inflater = try GzipInflater(outputLimit: 1 << 20)
+        try inflater.decompress(body) { (chunk) throws(FormDataError) in inner.append(contentsOf: chunk) }
+        try inflater.finish()
+        #expect(inner == Data(String(repeating: "payload ", count: 100).utf8))
+    }
+
     @Test("a file that grows after the build fails with fileChanged; no complete wrong body arrives")
     func fileChangedWhileStreaming() async throws {
         let file = try Support.makeFile(size: 1_000_000, seed: 73)
@@ -242,6 +276,25 @@ struct CurlTransportTests {
             try await request.start()
         }
         #expect(try server.log(1).allSatisfy { $0.received < Int(request.postLength) })
+    }
+
+    @Test("two threads call startSynchronous on one request: one sends, the other gets requestInProgress at once")
+    func concurrentStartSynchronous() async throws {
+        let file = try Self.sparseFile(size: 32 << 20)
+        defer { file.remove() }
+        let server = try EdgeServer()
+        defer { server.stop() }
+        // The server never reads: the first send stays in flight until it is cancelled.
+        let request = try Self.formRequest(server.url(1, "/stall"), file: file.path, transport: CurlTransport.shared)
+        async let first = Support.blocking { request.startSynchronous() }
+        let deadline = Date().addingTimeInterval(30)
+        while request.totalBytesSent == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let second = await Support.blocking { request.startSynchronous() }
+        #expect(second == .requestInProgress)
+        #expect(request.error == nil)  // the send in flight is left alone
+        request.cancel()
+        #expect(await first == .cancelled)
+        #expect(request.error == .cancelled)
     }
 
     @Test("with a streaming default transport, postBodyFilePath spools on first access (ASI code reads it)")

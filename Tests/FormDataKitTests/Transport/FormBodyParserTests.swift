@@ -36,6 +36,31 @@ struct FormBodyParserTests {
         #expect(form.file("bin")?.fileName == "all.bin")
     }
 
+    @Test("a backslash in a name or filename reads back as itself (the encoder leaves it raw), Shift_JIS 0x5C included")
+    func backslashesAgree() throws {
+        let request = FormDataRequest(url: URL(string: "http://example.com")!)
+        request.setPostValue("v", forKey: "a\\b\\\\c")
+        request.addData(Data("x".utf8), withFileName: "C:\\dir\\f.txt", andContentType: "text/plain", forKey: "up\\load")
+        request.postFormat = .multipartFormData
+        try request.buildPostBody()
+        let body = try #require(request.bodySource).readAll()
+        let form = try FormBodyParser.parse(body, contentType: try #require(request.requestHeaders["Content-Type"]),
+                                            expectedLength: Int(request.postLength))
+        #expect(form.value("a\\b\\\\c") == "v")
+        #expect(form.file("up\\load")?.fileName == "C:\\dir\\f.txt")
+        // 表 in Shift_JIS is 0x95 0x5C: its second byte is a backslash to a byte-wise reader.
+        let sjis = FormDataRequest(url: URL(string: "http://example.com")!)
+        sjis.stringEncoding = .shiftJIS
+        sjis.postFormat = .multipartFormData
+        sjis.setPostValue("v", forKey: "表")
+        try sjis.buildPostBody()
+        let parsed = try FormBodyParser.parse(try #require(sjis.postBody),
+                                              contentType: try #require(sjis.requestHeaders["Content-Type"]),
+                                              expectedLength: Int(sjis.postLength))
+        #expect(parsed.fields.count == 1)
+        #expect(parsed.fields.first?.name.unicodeScalars.last == "\\")
+    }
+
     @Test("a missing closing boundary is an error at the start of the unterminated content")
     func missingClosingBoundary() {
         let text = "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nvalue"

@@ -49,7 +49,7 @@ struct LifecycleTests {
             request.transport = kind.transport
             request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("main", forKey: "thread")
-            await MainActor.run { request.startSynchronous() }
+            _ = await MainActor.run { request.startSynchronous() }
             #expect(request.error == nil)
             #expect(request.responseStatusCode == 200)
             #expect(receiver.lastRequest?.form?.value("thread") == "main")

@@ -52,6 +52,7 @@ enum TransportTestSupport {
 
     /// Runs a blocking call (such as `startSynchronous()`) on a plain thread, so the cooperative
     /// pool the receiver runs on is never blocked.
+    @discardableResult
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread { continuation.resume(returning: body()) }
@@ -60,6 +61,7 @@ enum TransportTestSupport {
 
     /// Runs a blocking, throwing call (starting a server process, running `openssl`, hashing a
     /// large file) on a plain thread, so it never holds one of the cooperative pool's threads.
+    @discardableResult
     static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let result: Result<T, any Error> = await blocking { Result { try body() } }
         return try result.get()

@@ -14,8 +14,11 @@ Routes (any method):
   /reject                   read nothing; answer 413 with Connection: close at once and close
   /reason                   answer "200 Everything Is Fine" (a reason phrase of the server's own)
   /big/<n>                  answer <n> bytes of body
+  /double-gzip              answer gzip(gzip(b"payload " * 100)) with Content-Encoding: gzip
+                            (a .gz file served compressed: inflated once, it is still gzip)
   /log                      JSON list of every request: {path, host, received, authorization}
 """
+import gzip
 import hashlib
 import json
 import socket
@@ -117,6 +120,10 @@ class Handler(BaseHTTPRequestHandler):
             _, received, _ = self.read_body()
             self.record(received)
             self.answer(200, b"fine", message="Everything Is Fine")
+        elif route == "double-gzip":
+            self.read_body()
+            body = gzip.compress(gzip.compress(b"payload " * 100))
+            self.answer(200, body, [("Content-Encoding", "gzip"), ("Content-Type", "application/gzip")])
         elif route == "big":
             self.read_body()
             self.answer(200, b"x" * int(parts[1]))
