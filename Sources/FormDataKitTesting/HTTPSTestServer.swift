@@ -88,12 +88,10 @@ public struct TestCertificates: Sendable {
 /// `{"method": …, "bytes": <body bytes read>, "content_length": …}`, except
 /// `/redirect?to=<percent-encoded URL>`, answered 307 to that URL without reading the body.
 /// Stopped by ``stop()``.
-public final class HTTPSTestServer: @unchecked Sendable {
-    // `@unchecked`: every property is set once in init.
-    private let process: Process
-    private let input: Pipe
+public final class HTTPSTestServer: Sendable {
+    private let server: PortAnnouncingProcess
     /// The port it listens on.
-    public let port: Int
+    public var port: Int { server.ports[0] }
 
     private static let script = #"""
         import http.server, json, ssl, sys, threading
@@ -135,36 +133,14 @@ public final class HTTPSTestServer: @unchecked Sendable {
 
     /// Starts a server presenting `certificateChain` (PEM, leaf first) with `key`.
     public init(certificateChain: String, key: String) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script, certificateChain, key]
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        let handle = output.fileHandleForReading
-        while !line.contains(0x0A) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
+        server = try PortAnnouncingProcess(arguments: ["python3", "-c", Self.script, certificateChain, key]) { text in
+            TestCertificates.Failure(description: "the HTTPS test server did not start: \(text)")
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.hasPrefix("PORT "), let port = Int(text.dropFirst(5)) else {
-            process.terminate()
-            process.waitUntilExit()
-            throw TestCertificates.Failure(description: "the HTTPS test server did not start: \(text)")
-        }
-        self.port = port
     }
 
     /// `https://127.0.0.1:<port><path>`.
     public func url(_ path: String) -> URL { URL(string: "https://127.0.0.1:\(port)\(path)")! }
 
     /// Stops the server (closing its standard input ends it) and waits for it to exit.
-    public func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
+    public func stop() { server.stop() }
 }
