@@ -8,85 +8,309 @@ import FormDataKitAsyncHTTPClient
 import Foundation
 
 /// W5: build and send three files plus ten fields as multipart to a loopback receiver that
-/// discards the body — FormDataKit over AsyncHTTPClient (streamed, no spool) and over URLSession
-/// (spooled, then sent from the file), against `curl -F` (with and without `Expect:`).
-/// Each sender is a child process, so its wall time and peak RSS are its own.
+/// discards the body — FormDataKit over its default curl transport (``CurlTransport``, streamed
+/// from the parts), over AsyncHTTPClient (streamed, no spool) and over URLSession (spooled, then
+/// sent), against `curl -F` (with and without `Expect:`), the reference of the "this ÷ ref"
+/// column.
+///
+/// Three sizes in one run: the main size (`--size-mib`, 1 GiB by default: bandwidth), 10 MiB and
+/// 100 KiB (latency). Each sender is a child process, so its peak RSS is its own. At 64 MiB and
+/// above a child sends once and its time is the process's wall time; below, a single send is too
+/// short to time against process start-up, so a child sends the same form `sends` times in a row
+/// (10 at 1–64 MiB, 20 below 1 MiB) and times each send with its own clock — FormDataKit's
+/// children time each build + send (a new `FormDataRequest` per send; the transport and its
+/// connections are reused) and print the times, `curl` makes the transfers in one process with
+/// `--next` and prints `-w %{time_total}` for each. The row's time is the median send of a run
+/// (the first send, which also connects and, in FormDataKit, starts the transport lazily, is in
+/// the note as "first").
 enum SendWorkload {
     static let name = "W5 send"
+    static let curlTransportTool = "FormDataKit curl (default)"
+    static let reference = "curl -F"
+    /// The W5 target, at 1 GiB: the curl transport's speed at least this share of `curl -F`'s…
+    static let targetSpeedRatio = 0.9
+    /// …and its peak RSS at most this.
+    static let targetPeakRSSMiB = 48
 
-    static func run(totalMiB: Int, runs: Int, in directory: WorkloadDirectory) throws -> [ResultRow] {
-        let total = totalMiB << 20
-        let sizes = [total / 2, total / 3, total - total / 2 - total / 3]
-        let files = try sizes.enumerated().map { index, size in
-            try directory.generate("w5-\(index).\(index == 2 ? "txt" : "bin")", size: size, seed: UInt64(index + 5), text: index == 2)
+    /// One W5 size: its body files' total bytes, its label, and how many sends a child makes.
+    struct Size {
+        var bytes: Int
+        var label: String
+        var sends: Int
+
+        init(bytes: Int, label: String) {
+            self.bytes = bytes
+            self.label = label
+            sends = bytes >= 64 << 20 ? 1 : bytes >= 1 << 20 ? 10 : 20
         }
+
+        var workload: String { "\(SendWorkload.name) \(label)" }
+    }
+
+    /// The sizes of one run: the main size, then 10 MiB and 100 KiB (unless the main size is one
+    /// of them).
+    static func sizes(mainMiB: Int) -> [Size] {
+        var sizes = [Size(bytes: mainMiB << 20, label: "\(mainMiB) MiB")]
+        for size in [Size(bytes: 10 << 20, label: "10 MiB"), Size(bytes: 100 << 10, label: "100 KiB")]
+        where size.bytes != sizes[0].bytes {
+            sizes.append(size)
+        }
+        return sizes
+    }
+
+    static func run(totalMiB: Int, runs: Int, in directory: WorkloadDirectory, into report: inout Report) throws {
         let receiver = try DiscardReceiver()
         defer { receiver.stop() }
         let url = "http://127.0.0.1:\(receiver.port)/upload"
-        let workload = "\(name) \(totalMiB) MiB"
-        var rows = [
-            ResultRow(workload: workload, tool: "FormDataKit AsyncHTTPClient", bytes: total, seconds: [], peakRSSKiB: 0,
-                      note: "build + send, streamed (no temp file)"),
-            ResultRow(workload: workload, tool: "FormDataKit URLSession", bytes: total, seconds: [], peakRSSKiB: 0,
-                      note: "build (spool) + uploadTask(fromFile:)"),
-        ]
-        var commands = [
-            [selfPath, "--child", "send", "asynchttpclient", url] + files,
-            [selfPath, "--child", "send", "urlsession", url] + files,
-        ]
-        if toolExists("curl") {
-            var curl = ["curl", "-sS", "-o", "/dev/null", "--fail"]
-            for index in 0..<10 { curl += ["-F", "field\(index)=value \(index)"] }
-            for (index, file) in files.enumerated() { curl += ["-F", "file\(index)=@\(file)"] }
-            commands.append(curl + [url])
-            commands.append(curl + ["-H", "Expect:", url])
-            rows.append(ResultRow(workload: workload, tool: "curl -F", bytes: total, seconds: [], peakRSSKiB: 0,
-                                  note: "Expect: 100-continue (answered)"))
-            rows.append(ResultRow(workload: workload, tool: "curl -F -H 'Expect:'", bytes: total, seconds: [], peakRSSKiB: 0))
-        }
-        for _ in 0..<runs {
-            for (index, command) in commands.enumerated() {
-                receiver.reset()
-                let child = runMeasured(command)
-                guard child.status == 0 else { throw BenchError.childFailed("\(rows[index].tool) exited \(child.status)") }
-                let received = receiver.lastBodyBytes
-                guard received > total else {
-                    throw BenchError.childFailed("\(rows[index].tool): the receiver got \(received) bytes, want > \(total)")
-                }
-                rows[index].seconds.append(child.seconds)
-                rows[index].peakRSSKiB = max(rows[index].peakRSSKiB ?? 0, child.peakRSSKiB)
+        let hasCurl = toolExists("curl")
+        var cases: [MeasuredCase] = []
+        for size in sizes(mainMiB: totalMiB) {
+            let parts = [size.bytes / 2, size.bytes / 3, size.bytes - size.bytes / 2 - size.bytes / 3]
+            let files = try parts.enumerated().map { index, bytes in
+                try directory.generate("w5-\(size.bytes)-\(index).\(index == 2 ? "txt" : "bin")", size: bytes,
+                                       seed: UInt64(index + 5), text: index == 2)
+            }
+            let timing: MeasuredCase.Timing = size.sends == 1 ? .wallClock : .childClock(sends: size.sends)
+            let repeatArguments = size.sends == 1 ? [] : ["--repeat", String(size.sends)]
+            func row(_ tool: String, _ note: String, _ timing: MeasuredCase.Timing) -> ResultRow {
+                ResultRow(workload: size.workload, tool: tool, bytes: size.bytes, seconds: [], peakRSSKiB: 0,
+                          note: note + timing.note, reference: hasCurl ? reference : nil)
+            }
+            for (tool, transport, note) in [
+                (curlTransportTool, "curl", "CurlTransport.shared: build + send, streamed from the parts (no temp file), no Expect"),
+                ("FormDataKit AsyncHTTPClient", "asynchttpclient", "build + send, streamed (no temp file)"),
+                ("FormDataKit URLSession", "urlsession", "build (spool) + send (from memory up to 8 MiB, else uploadTask(fromFile:))"),
+            ] {
+                cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
+                                          command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
+            }
+            if hasCurl {
+                let curlTiming: MeasuredCase.Timing = size.sends == 1 ? .wallClock : .curlTimeTotal(sends: size.sends)
+                cases.append(MeasuredCase(
+                    row: row(reference, "ref; Expect: 100-continue above 1 MiB (answered)", curlTiming),
+                    timing: curlTiming, command: curlCommand(url: url, files: files, expect: true, sends: size.sends)))
+                cases.append(MeasuredCase(
+                    row: row("curl -F -H 'Expect:'", "no Expect", curlTiming),
+                    timing: curlTiming, command: curlCommand(url: url, files: files, expect: false, sends: size.sends)))
             }
         }
-        return rows
+        for _ in 0..<runs {
+            for index in cases.indices where !cases[index].failed {
+                cases[index].measure(receiver: receiver, bodyBytesAbove: cases[index].row.bytes,
+                                     stdoutPath: "\(directory.path)/w5-stdout", failures: &report.failures)
+            }
+        }
+        report.rows += cases.map(\.finishedRow)
+        report.checks += targetChecks(report.rows, mainMiB: totalMiB)
     }
 
-    /// The child: `send <asynchttpclient|urlsession> <url> <file>...` — a form of ten fields and
-    /// the files, built and sent once; fails unless the answer is 200.
-    static func child(_ arguments: [String]) throws {
-        guard arguments.count >= 2, let url = URL(string: arguments[1]) else { throw BenchError.usage("send TRANSPORT URL FILE...") }
-        let request = FormDataRequest(url: url)
-        switch arguments[0] {
-        case "asynchttpclient": request.transport = AsyncHTTPClientTransport.shared
-        case "urlsession": request.transport = URLSessionTransport.shared
-        default: throw BenchError.usage("unknown transport \(arguments[0])")
+    /// `curl -F` with the ten fields and the files, `sends` times in one process (`--next`).
+    static func curlCommand(url: String, files: [String], expect: Bool, sends: Int) -> [String] {
+        var one = ["-sS", "-o", "/dev/null", "--fail"]
+        if sends > 1 { one += ["-w", "%{time_total}\\n"] }
+        for index in 0..<10 { one += ["-F", "field\(index)=value \(index)"] }
+        for (index, file) in files.enumerated() { one += ["-F", "file\(index)=@\(file)"] }
+        if !expect { one += ["-H", "Expect:"] }
+        one.append(url)
+        var command = ["curl"]
+        for index in 0..<sends {
+            if index > 0 { command.append("--next") }
+            command += one
         }
-        request.timeOutSeconds = 120
-        for index in 0..<10 { request.addPostValue("value \(index)", forKey: "field\(index)") }
-        for (index, file) in arguments.dropFirst(2).enumerated() { try request.addFile(file, forKey: "file\(index)") }
-        request.startSynchronous()
-        if let error = request.error { throw BenchError.childFailed("send failed: \(error)") }
-        guard request.responseStatusCode == 200 else { throw BenchError.childFailed("status \(request.responseStatusCode)") }
+        return command
+    }
+
+    /// The W5 target lines: at the main size, FormDataKit curl ≥ 0.9× `curl -F` and peak RSS
+    /// ≤ 48 MiB. The target is set for 1 GiB; at another size the lines say so.
+    static func targetChecks(_ rows: [ResultRow], mainMiB: Int) -> [String] {
+        let workload = Size(bytes: mainMiB << 20, label: "\(mainMiB) MiB").workload
+        let scope = mainMiB == 1024 ? "" : " (the target is set at 1024 MiB; this run is \(mainMiB) MiB: informational)"
+        guard let ours = rows.first(where: { $0.workload == workload && $0.tool == curlTransportTool }), !ours.seconds.isEmpty else {
+            return ["Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F and peak RSS ≤ \(targetPeakRSSMiB) MiB: not measured — NOT met\(scope)"]
+        }
+        var lines: [String] = []
+        if let curl = rows.first(where: { $0.workload == workload && $0.tool == reference }), curl.megabytesPerSecond > 0 {
+            let ratio = ours.megabytesPerSecond / curl.megabytesPerSecond
+            lines.append(String(format: "Target (%@): %@ ≥ %.1f× curl -F: %.1f vs %.1f MB/s = %.2f× — %@%@",
+                                workload, curlTransportTool, targetSpeedRatio, ours.megabytesPerSecond, curl.megabytesPerSecond,
+                                ratio, ratio >= targetSpeedRatio ? "met" : "NOT met", scope))
+        } else {
+            lines.append("Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F: curl -F not measured (curl not installed?)\(scope)")
+        }
+        let rssMiB = Double(ours.peakRSSKiB ?? 0) / 1024
+        lines.append(String(format: "Target (%@): %@ peak RSS ≤ %d MiB: %.1f MiB — %@%@",
+                            workload, curlTransportTool, targetPeakRSSMiB, rssMiB,
+                            rssMiB <= Double(targetPeakRSSMiB) ? "met" : "NOT met", scope))
+        return lines
+    }
+
+    /// The child: `send [--repeat N] <curl|asynchttpclient|urlsession> <url> <file>...` — a form
+    /// of ten fields and the files, built and sent (N times in a row, a new request each time,
+    /// one transport); fails unless every answer is 200. Prints `formdata-bench-seconds S` for
+    /// each send (build + send).
+    static func child(_ arguments: [String]) throws {
+        var arguments = arguments
+        var sends = 1
+        if arguments.first == "--repeat" {
+            guard arguments.count >= 2, let count = Int(arguments[1]), count > 0 else { throw BenchError.usage("send --repeat N TRANSPORT URL FILE...") }
+            sends = count
+            arguments.removeFirst(2)
+        }
+        guard arguments.count >= 2, let url = URL(string: arguments[1]) else { throw BenchError.usage("send [--repeat N] TRANSPORT URL FILE...") }
+        let transport = try childTransport(arguments[0], shared: true)
+        let files = Array(arguments.dropFirst(2))
+        var times: [Double] = []
+        for index in 0..<sends {
+            let start = ContinuousClock.now
+            let request = FormDataRequest(url: url)
+            request.transport = transport
+            request.timeOutSeconds = 120
+            for field in 0..<10 { request.addPostValue("value \(field)", forKey: "field\(field)") }
+            for (fileIndex, file) in files.enumerated() { try request.addFile(file, forKey: "file\(fileIndex)") }
+            request.startSynchronous()
+            if let error = request.error { throw BenchError.childFailed("send \(index + 1) of \(sends) failed: \(error)") }
+            guard request.responseStatusCode == 200 else {
+                throw BenchError.childFailed("send \(index + 1) of \(sends): status \(request.responseStatusCode)")
+            }
+            times.append(seconds(ContinuousClock.now - start))
+        }
+        for time in times { print("formdata-bench-seconds \(time)") }
+    }
+
+    /// The transport a child names: `curl` (``CurlTransport/shared``, or a new instance when
+    /// `shared` is false), `asynchttpclient` (shared), `urlsession` (shared).
+    static func childTransport(_ name: String, shared: Bool) throws -> any FormDataTransport {
+        switch name {
+        case "curl": return shared ? CurlTransport.shared : CurlTransport()
+        case "asynchttpclient": return AsyncHTTPClientTransport.shared
+        case "urlsession": return URLSessionTransport.shared
+        default: throw BenchError.usage("unknown transport \(name)")
+        }
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// A W5 or `concurrent` case: its row, its command, and how its time is read.
+struct MeasuredCase {
+    enum Timing {
+        /// One send; the process's wall time.
+        case wallClock
+        /// `sends` sends; the child prints `formdata-bench-seconds S` for each.
+        case childClock(sends: Int)
+        /// `sends` transfers of one `curl` process, each printing `-w %{time_total}`.
+        case curlTimeTotal(sends: Int)
+
+        var sends: Int {
+            switch self {
+            case .wallClock: 1
+            case .childClock(let sends), .curlTimeTotal(let sends): sends
+            }
+        }
+
+        var note: String {
+            switch self {
+            case .wallClock: ""
+            case .childClock(let sends): "; per send: median of \(sends) sequential build + sends in one process (its own clock per send)"
+            case .curlTimeTotal(let sends): "; per send: median of \(sends) transfers in one curl (--next), -w %{time_total}"
+            }
+        }
+    }
+
+    var row: ResultRow
+    var timing: Timing
+    var command: [String]
+    /// The requests the receiver must have read completely per run (`timing.sends` unless set).
+    var requests: Int?
+    var failed = false
+    /// The first send's time in each run (for `childClock` and `curlTimeTotal`).
+    var firstSendSeconds: [Double] = []
+    /// The command's CPU time (user + system, its descendants included) in each run.
+    var cpuSeconds: [Double] = []
+
+    /// The row, its note ending with the median CPU time of the command (one send: the whole
+    /// process is the send) or the median first send (several sends).
+    var finishedRow: ResultRow {
+        guard !failed else { return row }
+        var row = row
+        if timing.sends > 1, !firstSendSeconds.isEmpty {
+            row.note += String(format: "; first send %.2f ms", median(firstSendSeconds) * 1000)
+        } else if timing.sends == 1, !cpuSeconds.isEmpty {
+            row.note += String(format: "; cpu %.2f s (median, user + sys)", median(cpuSeconds))
+        }
+        return row
+    }
+
+    /// Runs the command once, checks its exit status and what the receiver got (every request,
+    /// each body over `bodyBytesAbove`), and adds its time and peak RSS to `row`; on a failure,
+    /// marks the row and adds a line to `failures`.
+    mutating func measure(receiver: DiscardReceiver, bodyBytesAbove: Int, stdoutPath: String, failures: inout [String]) {
+        receiver.reset()
+        let child = runMeasured(command, stdoutPath: stdoutPath)
+        let output = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+        let stats = receiver.stats
+        let wanted = requests ?? timing.sends
+        var problem: String?
+        var seconds = child.seconds
+        var times: [Double] = []
+        if child.status != 0 {
+            problem = "exited \(child.status) (its error is on stderr above)"
+        } else if stats.requests != wanted || stats.minimumBodyBytes <= bodyBytesAbove {
+            problem = "the receiver read \(stats.requests) request(s) (want \(wanted)), smallest body \(stats.minimumBodyBytes) bytes (want > \(bodyBytesAbove))"
+        } else {
+            switch timing {
+            case .wallClock: break
+            case .childClock:
+                let prefix = "formdata-bench-seconds "
+                times = output.split(separator: "\n").filter { $0.hasPrefix(prefix) }.compactMap { Double($0.dropFirst(prefix.count)) }
+            case .curlTimeTotal:
+                times = output.split(separator: "\n").compactMap { Double($0) }
+            }
+            if timing.sends > 1 {
+                if times.count == timing.sends {
+                    seconds = median(times)
+                    firstSendSeconds.append(times[0])
+                } else {
+                    problem = "printed \(times.count) send times, want \(timing.sends)"
+                }
+            }
+        }
+        if let problem {
+            failed = true
+            row.note = "FAILED: \(problem)"
+            failures.append("\(row.workload) · \(row.tool): \(problem) — command: \(command.prefix(6).joined(separator: " "))…")
+            return
+        }
+        row.seconds.append(seconds)
+        row.peakRSSKiB = max(row.peakRSSKiB ?? 0, child.peakRSSKiB)
+        cpuSeconds.append(child.cpuSeconds)
     }
 }
 
 /// A loopback HTTP/1.1 receiver that reads each request's `Content-Length` bytes and throws them
-/// away (answering `100 Continue` when asked), then answers 200. One thread per connection.
+/// away (answering `100 Continue` when asked), then answers 200. One thread per connection; the
+/// listen backlog takes the `concurrent` workload's 200 connections arriving at once.
 final class DiscardReceiver: @unchecked Sendable {
-    // `@unchecked`: `bodyBytes` is guarded by `lock`; the rest is set once in init.
+    // `@unchecked`: `counters` is guarded by `lock`; the rest is set once in init.
+    /// What the receiver read since the last ``reset()``.
+    struct Stats {
+        /// Requests whose body was read completely.
+        var requests = 0
+        /// The body bytes of the last of them.
+        var lastBodyBytes = 0
+        /// The smallest body of them (0 when none).
+        var minimumBodyBytes = 0
+        /// All their body bytes.
+        var totalBodyBytes = 0
+    }
+
+    static let listenBacklog: Int32 = 1024
     let port: Int
     private let listener: Int32
     private let lock = NSLock()
-    private var bodyBytes = 0
+    private var counters = Stats()
 
     init() throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -98,7 +322,7 @@ final class DiscardReceiver: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 16) == 0 else {
+        guard bound == 0, listen(fd, Self.listenBacklog) == 0 else {
             close(fd)
             throw BenchError.childFailed("bind/listen: errno \(errno)")
         }
@@ -113,7 +337,12 @@ final class DiscardReceiver: @unchecked Sendable {
             while true {
                 let connection = accept(listener, nil, nil)
                 if connection < 0 {
-                    if errno == EINTR { continue }
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    if errno == EMFILE || errno == ENFILE {
+                        // Out of descriptors for a moment: let connections finish, then go on.
+                        usleep(10_000)
+                        continue
+                    }
                     return
                 }
                 Thread.detachNewThread { self.serve(connection) }
@@ -121,10 +350,13 @@ final class DiscardReceiver: @unchecked Sendable {
         }
     }
 
-    /// The body bytes of the last request read completely.
-    var lastBodyBytes: Int { lock.withLock { bodyBytes } }
+    /// What was read since the last ``reset()``.
+    var stats: Stats { lock.withLock { counters } }
 
-    func reset() { lock.withLock { bodyBytes = 0 } }
+    /// The body bytes of the last request read completely.
+    var lastBodyBytes: Int { stats.lastBodyBytes }
+
+    func reset() { lock.withLock { counters = Stats() } }
 
     /// Stops accepting connections.
     func stop() {
@@ -163,7 +395,12 @@ final class DiscardReceiver: @unchecked Sendable {
                 if got <= 0 { return }
                 left -= got
             }
-            lock.withLock { bodyBytes = contentLength }
+            lock.withLock {
+                counters.minimumBodyBytes = counters.requests == 0 ? contentLength : min(counters.minimumBodyBytes, contentLength)
+                counters.requests += 1
+                counters.lastBodyBytes = contentLength
+                counters.totalBodyBytes += contentLength
+            }
             let answer = "{\"bytes\":\(contentLength)}"
             Self.sendAll(connection, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)".utf8))
         }

@@ -9,13 +9,17 @@ import Foundation
 // urllib3, requests-toolbelt), spool (W3: 3 files + 10 fields, multipart, spooled; peer: cat),
 // spool-copy (W3 with the copy strategies the spooler does not use: sendfile, other buffers),
 // gzip (level 6 vs gzip -6 / Python zlib, adaptive vs level 6, 4× body RSS; see GzipWorkload),
-// send (W5: 3 files + 10 fields built and sent to a loopback receiver that discards; FormDataKit
-// over AsyncHTTPClient and over URLSession vs curl -F; see SendWorkload).
+// send (W5: 3 files + 10 fields built and sent to a loopback receiver that discards, at the
+// --size-mib size, 10 MiB and 100 KiB; FormDataKit over curl (the default), AsyncHTTPClient and
+// URLSession vs curl -F; see SendWorkload), concurrent (200 uploads of 1 MiB at once through one
+// transport: FormDataKit curl and AsyncHTTPClient vs 200 curl -F processes; see
+// ConcurrentWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
-// with this target), except W5's sender, which needs AsyncHTTPClient and runs as `--child send`.
+// with this target), except the senders of W5 and concurrent, which need AsyncHTTPClient and run
+// as `--child send` and `--child concurrent`.
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send ...]"
+let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -23,6 +27,7 @@ func main() throws {
         guard arguments.count >= 2 else { throw BenchError.usage(usage) }
         switch arguments[1] {
         case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
+        case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -45,10 +50,11 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
+    let loadBefore = loadAverage()
     for workload in workloads {
         switch workload {
         case "fields":
@@ -64,15 +70,25 @@ func main() throws {
         case "w6", "gzip":
             report.rows += try GzipWorkload.run(totalMiB: sizeMiB ?? (quick ? 4 : 256), runs: runCount, in: directory)
         case "send":
-            report.rows += try SendWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory)
+            try SendWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory, into: &report)
+        case "concurrent":
+            try ConcurrentWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }
     }
+    report.machine = ["\(ProcessInfo.processInfo.activeProcessorCount) cores; load average (1, 5, 15 min) at the start: \(loadBefore), at the end: \(loadAverage()) — other work on the machine skews the figures"]
     let table = report.markdown()
     print(table)
     if let outPath { try table.write(toFile: outPath, atomically: true, encoding: .utf8) }
     if let chartPath { try drawChart(report, to: chartPath, in: directory) }
+    if !report.failures.isEmpty { throw BenchError.childFailed("\(report.failures.count) case(s) failed (see FAILED above)") }
+}
+
+/// The first three fields of `/proc/loadavg` ("?" where it cannot be read).
+func loadAverage() -> String {
+    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "?" }
+    return text.split(separator: " ").prefix(3).joined(separator: " ")
 }
 
 /// Draws `report` as a PNG bar chart with `Benchmarks/chart.py` (matplotlib); says so and goes on
