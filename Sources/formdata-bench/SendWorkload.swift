@@ -84,6 +84,18 @@ enum SendWorkload {
                 cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
                                           command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
             }
+            // The curl transport's two choices, measured beside its default: Expect: 100-continue
+            // (libcurl's default above 1 MiB; off by default, as ASIHTTPRequest) and a larger
+            // upload buffer (libcurl's 64 KiB by default).
+            if size.bytes > 1 << 20 {
+                for (tool, transport, note) in [
+                    ("FormDataKit curl, Expect: 100-continue", "curl-expect", "Configuration(sendsExpectContinue: true)"),
+                    ("FormDataKit curl, 512 KiB upload buffer", "curl-512k", "Configuration(uploadBufferSize: 512 KiB)"),
+                ] {
+                    cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
+                                              command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
+                }
+            }
             if hasCurl {
                 let curlTiming: MeasuredCase.Timing = size.sends == 1 ? .wallClock : .curlTimeTotal(sends: size.sends)
                 cases.append(MeasuredCase(
@@ -178,10 +190,13 @@ enum SendWorkload {
     }
 
     /// The transport a child names: `curl` (``CurlTransport/shared``, or a new instance when
-    /// `shared` is false), `asynchttpclient` (shared), `urlsession` (shared).
+    /// `shared` is false), `curl-expect` / `curl-512k` (a curl transport with Expect on, or a
+    /// 512 KiB upload buffer), `asynchttpclient` (shared), `urlsession` (shared).
     static func childTransport(_ name: String, shared: Bool) throws -> any FormDataTransport {
         switch name {
         case "curl": return shared ? CurlTransport.shared : CurlTransport()
+        case "curl-expect": return CurlTransport(configuration: .init(sendsExpectContinue: true))
+        case "curl-512k": return CurlTransport(configuration: .init(uploadBufferSize: 512 << 10))
         case "asynchttpclient": return AsyncHTTPClientTransport.shared
         case "urlsession": return URLSessionTransport.shared
         default: throw BenchError.usage("unknown transport \(name)")
