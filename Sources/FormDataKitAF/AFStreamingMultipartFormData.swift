@@ -118,7 +118,7 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         var source = BodySource.empty
         while true {
             do {
-                source = try Self.encode(parts, boundary: boundary)
+                source = try Self.encode(parts, boundary: boundary, scanFiles: fixedBoundary != nil)
                 break
             } catch {
                 guard case .boundaryCollision = error, fixedBoundary == nil, attempt < 15 else { throw error }
@@ -134,10 +134,11 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         return result
     }
 
-    /// The body of `parts` with `boundary`, in AFNetworking's layout (the engine's writer).
-    private static func encode(_ parts: [MultipartPart], boundary: String) throws(FormDataError) -> BodySource {
+    /// The body of `parts` with `boundary`, in AFNetworking's layout (the engine's writer). With
+    /// `scanFiles` (a boundary the caller fixed) file parts are checked for it too.
+    private static func encode(_ parts: [MultipartPart], boundary: String, scanFiles: Bool) throws(FormDataError) -> BodySource {
         var builder = BodyBuilder(encoding: .utf8, debug: false)
-        try MultipartWriter(boundary: boundary).write(parts, into: &builder)
+        try MultipartWriter(boundary: boundary, scanFileContent: scanFiles).write(parts, into: &builder)
         return builder.finish()
     }
 

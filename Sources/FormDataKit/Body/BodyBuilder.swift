@@ -10,6 +10,10 @@ package struct BodyBuilder {
     package let encoding: String.Encoding
     /// The debug log text, or nil when the debug log is off.
     package private(set) var debugText: String?
+    /// Fields whose values the debug text shows as ``redactedMarker`` (passwords, tokens).
+    package var redactedFields: Set<String> = []
+    /// What the debug text shows instead of a redacted value.
+    package static let redactedMarker = "[redacted]"
 
     private var segments: [BodySegment] = []
     /// The in-memory run being coalesced; handed to a segment without a copy on flush.
@@ -44,7 +48,9 @@ package struct BodyBuilder {
         } else {
             try IANACharset.encode(text, encoding, field: field, role: role).withUnsafeBytes { pending.append($0) }
         }
-        debugText?.append(text)
+        if debugText != nil {
+            debugText!.append(role == .value && redactedFields.contains(field) ? Self.redactedMarker : text)
+        }
     }
 
     /// Appends bytes that are already encoded, logging `debugText` for them.

@@ -27,7 +27,10 @@ package enum FormEncoder {
     }
 
     /// `name=value` pairs joined by `&`, each side escaped (only `A–Z a–z 0–9 - . _` kept).
-    package static func urlEncoded(_ form: Form, encoding: String.Encoding, debug: Bool) throws(FormDataError) -> EncodedBody {
+    /// `redacting`: fields whose values the debug text shows as `[redacted]`.
+    package static func urlEncoded(
+        _ form: Form, encoding: String.Encoding, debug: Bool, redacting: Set<String> = []
+    ) throws(FormDataError) -> EncodedBody {
         try IANACharset.requireUsable(encoding)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(form.values.reduce(0) { $0 + ($1.name.utf8.count + $1.value.utf8.count) * 3 + 2 })
@@ -39,7 +42,8 @@ package enum FormEncoder {
         }
         var builder = BodyBuilder(encoding: encoding, debug: debug)
         builder.appendDebugOnly(DebugMarker.urlEncodedStart)
-        builder.appendEncoded(bytes, debugText: String(decoding: bytes, as: UTF8.self))
+        builder.appendEncoded(bytes, debugText: redacting.isEmpty
+            ? String(decoding: bytes, as: UTF8.self) : Self.redactedURLEncodedText(form, encoding: encoding, redacting: redacting))
         builder.appendDebugOnly(DebugMarker.urlEncodedEnd)
         return EncodedBody(
             source: builder.finish(),
@@ -49,8 +53,16 @@ package enum FormEncoder {
 
     /// The multipart body with `boundary`. When the boundary occurs in in-memory content, a new
     /// one is generated if `regenerateOnCollision`, otherwise that is an error.
+    ///
+    /// Without `regenerateOnCollision` the boundary is the caller's (fixed, perhaps guessable), so
+    /// file parts are read once now and checked for it too, in chunks with bounded memory (see
+    /// ``MultipartWriter``): a file that contains it is
+    /// ``FormDataError/boundaryCollision(boundary:field:)`` naming the file's field, before any
+    /// temporary file is made. A generated boundary (122 random bits) is not checked against
+    /// files: the chance of a collision is negligible, and the default path reads no file here.
     package static func multipart(
-        _ form: Form, encoding: String.Encoding, boundary: String, regenerateOnCollision: Bool, debug: Bool
+        _ form: Form, encoding: String.Encoding, boundary: String, regenerateOnCollision: Bool, debug: Bool,
+        redacting: Set<String> = []
     ) throws(FormDataError) -> EncodedBody {
         try IANACharset.requireUsable(encoding)
         let parts = try multipartParts(form, encoding: encoding)
@@ -58,9 +70,10 @@ package enum FormEncoder {
         while true {
             let chosen = attempts == 0 ? boundary : MultipartBoundary.makeASIBoundary()
             var builder = BodyBuilder(encoding: encoding, debug: debug, expectedSize: estimatedInMemorySize(form, boundary: chosen))
+            builder.redactedFields = redacting
             builder.appendDebugOnly(DebugMarker.multipartStart)
             do {
-                try MultipartWriter(boundary: chosen).write(parts, into: &builder)
+                try MultipartWriter(boundary: chosen, scanFileContent: !regenerateOnCollision).write(parts, into: &builder)
             } catch .boundaryCollision(let b, let field) {
                 attempts += 1
                 if !regenerateOnCollision || attempts >= 16 { throw .boundaryCollision(boundary: b, field: field) }
@@ -75,6 +88,23 @@ package enum FormEncoder {
     }
 
     /// Roughly how many in-memory bytes a multipart body of `form` has (to reserve once).
+    /// The URL-encoded pairs as the debug log shows them with the values of `redacting` hidden
+    /// (only built when the log is on and something is redacted).
+    private static func redactedURLEncodedText(_ form: Form, encoding: String.Encoding, redacting: Set<String>) -> String {
+        var bytes: [UInt8] = []
+        for (index, field) in form.values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: "&")) }
+            try? URLFormEncoding.appendEscaped(field.name, encoding: encoding, field: field.name, role: .name, to: &bytes)
+            bytes.append(UInt8(ascii: "="))
+            if redacting.contains(field.name) {
+                bytes.append(contentsOf: BodyBuilder.redactedMarker.utf8)
+            } else {
+                try? URLFormEncoding.appendEscaped(field.value, encoding: encoding, field: field.name, role: .value, to: &bytes)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     private static func estimatedInMemorySize(_ form: Form, boundary: String) -> Int {
         let perPart = boundary.utf8.count + 120
         let values = form.values.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + perPart }

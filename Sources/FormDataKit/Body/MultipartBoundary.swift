@@ -6,6 +6,10 @@ package enum MultipartBoundary {
     package static let asiPrefix = "0xKhTmLbOuNdArY-"
 
     /// A new random boundary in ASIHTTPRequest's shape: `0xKhTmLbOuNdArY-` + an uppercase UUID (52 characters).
+    ///
+    /// Such a boundary is checked against in-memory content only (and replaced on a hit); file
+    /// contents are not scanned for it: with 122 random bits the chance that a file contains it
+    /// is negligible. A boundary the caller fixes is checked against files too.
     package static func makeASIBoundary() -> String {
         asiPrefix + UUID().uuidString.uppercased()
     }

@@ -7,20 +7,38 @@ import Foundation
 /// where each part is its header lines (`Name: value CRLF`), a blank line, and its content.
 /// In-memory content and header text are checked for the delimiter `--B`; a hit throws
 /// ``FormDataError/boundaryCollision(boundary:field:)`` so the caller can pick another boundary.
+///
+/// File content is checked only when `scanFileContent` is on, which the caller does for a
+/// boundary the user fixed: a file containing `CRLF --B CRLF` would otherwise add parts of its
+/// own to the body. Each file range is then read once, in chunks of `fileScanChunkSize` bytes
+/// (bounded memory; a delimiter across a chunk border is found), when the body is encoded. A
+/// generated boundary (`0xKhTmLbOuNdArY-` + a random UUID, 122 random bits) is not checked
+/// against files: the chance that a file contains it is negligible, and reading every file
+/// once more would slow every upload down.
 package struct MultipartWriter {
+    /// How many bytes of a file are read at a time when file content is scanned.
+    package static let fileScanChunkSize = ByteSearch.fileChunkSize
+
     package let boundary: String
     private let delimiter: [UInt8]
+    private let scanFileContent: Bool
+    private let fileScanChunkSize: Int
 
-    package init(boundary: String) {
+    /// A writer for `boundary`. With `scanFileContent`, file parts are read and checked for the
+    /// delimiter too, `fileScanChunkSize` bytes at a time (use it for a boundary the caller fixed).
+    package init(boundary: String, scanFileContent: Bool = false, fileScanChunkSize: Int = Self.fileScanChunkSize) {
         self.boundary = boundary
         self.delimiter = MultipartBoundary.delimiter(boundary)
+        self.scanFileContent = scanFileContent
+        self.fileScanChunkSize = max(1, fileScanChunkSize)
     }
 
     /// Writes `parts` into `builder`.
     ///
     /// - Throws: ``FormDataError/invalidHeaderValue(field:value:)`` for a boundary that is not
     ///   1–70 of RFC 2046's boundary characters (it goes unquoted into `Content-Type`), or a part
-    ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/boundaryCollision(boundary:field:)``.
+    ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/boundaryCollision(boundary:field:)``;
+    ///   with `scanFileContent`, what reading a file throws (missing, unreadable, changed size).
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
         try MultipartBoundary.requireValid(boundary)
         let opening = "--\(boundary)\r\n"
@@ -35,6 +53,10 @@ package struct MultipartWriter {
                 // any other header value (a content type) must not break the header block.
                 if !header.name.equalsIgnoringASCIICase("Content-Disposition") {
                     try HeaderParameterEscaping.requireSafeHeaderValue(header.value, field: part.fieldName)
+                } else if header.value.utf8.contains(0) {
+                    // A NUL in a name or filename: parsers cut the string there (C strings), so
+                    // the part would arrive under another name. Refused, not escaped.
+                    throw .invalidHeaderValue(field: part.fieldName, value: header.value)
                 }
                 builder.appendASCII(header.name)
                 builder.appendASCII(": ")
@@ -54,6 +76,9 @@ package struct MultipartWriter {
                 builder.appendData(data, partContentType: part.contentType)
             case .file(let range):
                 try check(builder, from: mark, field: part.fieldName)
+                if scanFileContent, try ByteSearch.contains(range, delimiter, chunkSize: fileScanChunkSize) {
+                    throw .boundaryCollision(boundary: boundary, field: part.fieldName)
+                }
                 builder.appendFile(range, partContentType: part.contentType)
             }
         }

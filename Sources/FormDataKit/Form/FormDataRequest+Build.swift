@@ -124,9 +124,10 @@ extension FormDataRequest {
         if hasFiles || snapshot.postFormat == .multipartFormData {
             encoded = try FormEncoder.multipart(
                 form, encoding: snapshot.stringEncoding, boundary: snapshot.boundary,
-                regenerateOnCollision: !snapshot.boundaryIsCustom, debug: debug)
+                regenerateOnCollision: !snapshot.boundaryIsCustom, debug: debug, redacting: snapshot.debugBodyRedactedFields)
         } else {
-            encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug)
+            encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug,
+                                                 redacting: snapshot.debugBodyRedactedFields)
         }
         var built = BuiltBody(
             source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,

@@ -137,9 +137,19 @@ public final class FormDataRequest: Sendable {
         set { mutateBody { $0.shouldLogDebugBody = newValue } }
     }
 
+    /// Value fields whose values the debug body log (``debugBodyString`` and the log output)
+    /// shows as `[redacted]` — passwords, tokens. Empty by default: the log shows every value, as
+    /// ASIHTTPRequest's did. The body itself is unchanged.
+    public var debugBodyRedactedFields: Set<String> {
+        get { state.withLock { $0.debugBodyRedactedFields } }
+        set { mutateBody { $0.debugBodyRedactedFields = newValue } }
+    }
+
     /// The multipart boundary: `0xKhTmLbOuNdArY-` + an uppercase UUID, random per request. Set it
-    /// to fix the bytes (tests do); a boundary you set that occurs in in-memory content is an
-    /// error at build time, a generated one is replaced by a new one.
+    /// to fix the bytes (tests do); a boundary you set that occurs in any content — values, data
+    /// parts, and file parts, which are then read once at build time to check — is
+    /// ``FormDataError/boundaryCollision(boundary:field:)``; a generated one is replaced by a new
+    /// one when it occurs in in-memory content (files are not read for it: 122 random bits).
     public var multipartBoundary: String {
         get { state.withLock { $0.boundary } }
         set {

@@ -70,6 +70,7 @@ struct RequestState: Sendable {
     var adaptiveCompression = true
     var compressionThreads = 0
     var shouldLogDebugBody = false
+    var debugBodyRedactedFields: Set<String> = []
     var boundary = MultipartBoundary.makeASIBoundary()
     var boundaryIsCustom = false
     var requestHeaders: [String: String] = [:]

@@ -194,14 +194,18 @@ struct TemporaryFileTests {
     func sweepStale() throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
-        // A PID that cannot be running: above the kernel's pid_max.
+        // Stale: a private directory (0700, ours) whose lock file nobody holds. (Whether a
+        // process holds the lock decides, not its pid: see TemporaryStorageSweepTests.)
         let dead = "\(scratch.path)/FormDataKit-\(Int32.max - 1)-stale"
+        // Not one of ours to judge: no lock file (a live process's directory always has one).
         let live = "\(scratch.path)/FormDataKit-\(getppid())-alive"
         let other = "\(scratch.path)/unrelated-\(Int32.max - 1)"
         for dir in [dead, live, other] {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
             try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/body-1"))
         }
+        try Data().write(to: URL(fileURLWithPath: dead + "/.lock"))
         let removed = TemporaryStorage.sweepStaleDirectories(in: scratch.path)
         #expect(removed == [dead])
         #expect(!FileManager.default.fileExists(atPath: dead))
