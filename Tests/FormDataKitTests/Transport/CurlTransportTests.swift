@@ -197,7 +197,7 @@ struct CurlTransportTests {
         defer { server.stop() }
         let sent = TransportRequest(url: server.url(1, "/upload"), method: "POST",
                                     headers: [(name: "X-Evil", value: "a\r\nInjected: 1")],
-                                    body: .data(Data("x=1".utf8)), timeoutInterval: 10)
+                                    body: .data(Data("x=1".utf8)), timeoutInterval: Support.patientTimeout)
         let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
             _ = kind.transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
         }

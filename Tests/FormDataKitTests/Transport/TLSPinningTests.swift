@@ -21,6 +21,7 @@ struct TLSPinningTests {
         let ahc = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(configuration: try .init(pinning: trust)) : nil
         let request = FormDataRequest(url: url)
         request.transport = ahc ?? CurlTransport(configuration: .init(trust: trust))
+        request.timeOutSeconds = TransportTestSupport.patientTimeout
         request.setPostValue("pinned", forKey: "tls")
         let result: Result<FormDataResponse, FormDataError>
         do {
