@@ -2,6 +2,7 @@
 // libFuzzer targets for FormDataKit, kept apart so the main package has no unsafe flags.
 // Build: swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 // Run:   .build/release/FuzzParser -max_total_time=30 Corpus/parser > parser.log 2>&1
+//        (FuzzCapture with Corpus/capture, FuzzInflate with Corpus/inflate; run.sh runs all three)
 import PackageDescription
 
 let package = Package(
@@ -10,6 +11,11 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "FuzzParser",
+            dependencies: [.product(name: "FormDataKitTesting", package: "FormDataKit")],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+        ),
+        .executableTarget(
+            name: "FuzzCapture",
             dependencies: [.product(name: "FormDataKitTesting", package: "FormDataKit")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         ),

@@ -7,6 +7,8 @@ package final class PortAnnouncingProcess: @unchecked Sendable {
     // `@unchecked`: every property is set once in init.
     private let process: Process
     private let input: Pipe
+    /// Signalled when the process has exited (its termination handler).
+    private let exited = DispatchSemaphore(value: 0)
     /// The ports the process announced, in its order.
     package let ports: [Int]
 
@@ -21,6 +23,8 @@ package final class PortAnnouncingProcess: @unchecked Sendable {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         var line = Data()
         let handle = output.fileHandleForReading
@@ -33,15 +37,22 @@ package final class PortAnnouncingProcess: @unchecked Sendable {
         let ports = text.split(separator: " ").dropFirst().compactMap { Int($0) }
         guard text.hasPrefix("PORT "), !ports.isEmpty else {
             process.terminate()
-            process.waitUntilExit()
+            _ = exited.wait(timeout: .now() + 10)
             throw description(text)
         }
         self.ports = ports
     }
 
-    /// Closes the process's standard input (its signal to stop) and waits for it to exit.
+    /// Stops the process: closes its standard input, ends it with SIGTERM, and waits for it to
+    /// exit (at most 10 s).
+    ///
+    /// Not `waitUntilExit()`: on Linux it spins the run loop at full CPU while it waits, and
+    /// closing standard input alone is not enough — a child started at the same moment by another
+    /// test can inherit the pipe's write end, so end-of-file never arrives. Both together held up
+    /// the whole test process (two cores busy, every receiver starved).
     package func stop() {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        if process.isRunning { process.terminate() }
+        _ = exited.wait(timeout: .now() + 10)
     }
 }

@@ -111,6 +111,11 @@ public struct RawHTTPRequest: Sendable, Equatable {
         do { try self.init(parsing: data) } catch { throw .malformedCapture(path: path.path, error) }
     }
 
+    /// Removes the chunked transfer coding from the body starting at `start`. Every size and
+    /// position is checked before it is used, so no chunk size (up to `7fffffffffffffff` or
+    /// longer) can overflow: a chunk larger than what is left of the capture is a truncated
+    /// chunk.
+    /// - Throws: ``FormParseError`` naming the offset of the bad size line or chunk.
     private static func dechunk(_ bytes: [UInt8], from start: Int) throws(FormParseError) -> Data {
         var out = Data()
         var position = start
@@ -119,9 +124,10 @@ public struct RawHTTPRequest: Sendable, Equatable {
                 throw FormParseError(offset: position, reason: "Chunk size line is not terminated")
             }
             let sizeText = String(decoding: bytes[position..<lineEnd], as: UTF8.self)
-                .split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-            guard let size = Int(sizeText, radix: 16), size >= 0 else {
-                throw FormParseError(offset: position, reason: "Bad chunk size: \(sizeText.debugDescription)")
+                .split(separator: ";", omittingEmptySubsequences: false).first
+                .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) } ?? ""
+            guard let size = chunkSize(sizeText) else {
+                throw FormParseError(offset: position, reason: "Bad chunk size: \(String(sizeText.prefix(40)).debugDescription)")
             }
             position = lineEnd + 2
             if size == 0 {
@@ -135,12 +141,24 @@ public struct RawHTTPRequest: Sendable, Equatable {
                 }
                 return out
             }
-            guard bytes.count - position >= size + 2, bytes[position + size] == 13, bytes[position + size + 1] == 10 else {
-                throw FormParseError(offset: min(bytes.count, position + size), reason: "Chunk of \(size) bytes is truncated or not followed by CRLF")
+            let available = bytes.count - position // position <= bytes.count: it is just past a CRLF
+            guard size <= available, available - size >= 2 else {
+                throw FormParseError(offset: bytes.count, reason: "Chunk of \(size) bytes (0x\(String(size, radix: 16))) is truncated: the capture has \(available) bytes left after its size line")
             }
-            out.append(contentsOf: bytes[position..<(position + size)])
-            position += size + 2
+            let chunkEnd = position + size // cannot overflow: size <= available
+            guard bytes[chunkEnd] == 13, bytes[chunkEnd + 1] == 10 else {
+                throw FormParseError(offset: chunkEnd, reason: "Chunk of \(size) bytes is not followed by CRLF")
+            }
+            out.append(contentsOf: bytes[position..<chunkEnd])
+            position = chunkEnd + 2
         }
+    }
+
+    /// The value of a chunk-size (hex digits only, no sign, no `0x`); nil when it is not one or
+    /// does not fit an `Int`.
+    static func chunkSize(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+        return Int(text, radix: 16) // nil on overflow
     }
 
     /// The request head: request line, header fields, empty line.

@@ -55,7 +55,7 @@ struct Demo: AsyncParsableCommand {
 
         print("\n── What the receiver parsed ──")
         if let received = receiver.lastRequest {
-            print(received.summary)
+            print(received.terminalSummary)  // escaped: a client cannot write terminal escapes
         }
         print("\n── Local file ──")
         print("  notes.txt: \(sample.size) bytes, sha256 \(sample.sha256)")

@@ -19,8 +19,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let directory = record.map { URL(fileURLWithPath: $0) }
         let receiver = try await FormReceiver.start(host: host, port: port, recordingDirectory: directory) { request in
-            var text = request.summary
-            if let path = request.capturePath { text += "\n  recorded: \(path)" }
+            // Everything the client sent is escaped: it cannot drive the operator's terminal.
+            var text = request.terminalSummary
+            if let path = request.capturePath { text += "\n  recorded: \(FormReceiver.escapedForTerminal(path))" }
             print(text + "\n")
             fflush(nil)
         }

@@ -248,7 +248,6 @@ struct FaultTests {
                 #expect(failure == .cancelled, "\(String(describing: failure))")
             }
             #expect(Self.removed(bodyPath), "body file left after \(mode)")
-            #expect(TemporaryStorage.currentFiles().isEmpty)
         }
     }
 }

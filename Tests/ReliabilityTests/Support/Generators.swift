@@ -67,15 +67,17 @@ struct GeneratedForm: Sendable {
     var files: [GeneratedFile]
     var gzip: Bool
 
-    /// Pieces of names and file names: quotes, CR, LF, NUL, non-ASCII, boundary-like text.
+    /// Pieces of names and file names: quotes, CR, LF, non-ASCII, boundary-like text.
     /// No backslash: browsers send it raw and parsers disagree on it (peers-and-limits §5).
+    /// No NUL: a multipart name or filename with NUL is refused (`invalidHeaderValue`; tested in
+    /// HardeningTests), since parsers cut C strings there.
     static let nameAlphabet = [
-        "a", "b", "Z", "0", "_", "-", " ", ".", "[", "]", "\"", "\r", "\n", "\r\n", "\0", "é", "€", "日本", "😀",
+        "a", "b", "Z", "0", "_", "-", " ", ".", "[", "]", "\"", "\r", "\n", "\r\n", "é", "€", "日本", "😀",
         "--", ";", "=", "%", "%22", "'", "\t", "\r\n--0xKhTmLbOuNdArY-", "--Boundary+", ":",
     ]
-    /// Pieces of values: every name piece, plus backslash, `&`, `+`, `/` and whole fake delimiters.
+    /// Pieces of values: every name piece, plus NUL, backslash, `&`, `+`, `/` and whole fake delimiters.
     static let valueAlphabet = nameAlphabet + [
-        "\\", "&", "+", "/", "\r\n--0xKhTmLbOuNdArY-1234\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n",
+        "\0", "\\", "&", "+", "/", "\r\n--0xKhTmLbOuNdArY-1234\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n",
         "\r\n--Boundary+0123456789ABCDEF--\r\n", "\r\n\r\n", "--\r\n", "\u{FEFF}", "\u{7F}", "\u{85}", "\u{2028}",
     ]
     static let contentTypes = [
