@@ -85,12 +85,12 @@ enum SendWorkload {
                                           command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
             }
             // The curl transport's two choices, measured beside its default: Expect: 100-continue
-            // (libcurl's default above 1 MiB; off by default, as ASIHTTPRequest) and a larger
-            // upload buffer (libcurl's 64 KiB by default).
+            // (libcurl's default above 1 MiB; off by default, as ASIHTTPRequest) and libcurl's
+            // own 64 KiB upload buffer (the transport's default is 512 KiB).
             if size.bytes > 1 << 20 {
                 for (tool, transport, note) in [
                     ("FormDataKit curl, Expect: 100-continue", "curl-expect", "Configuration(sendsExpectContinue: true)"),
-                    ("FormDataKit curl, 512 KiB upload buffer", "curl-512k", "Configuration(uploadBufferSize: 512 KiB)"),
+                    ("FormDataKit curl, libcurl's 64 KiB upload buffer", "curl-64k", "Configuration(uploadBufferSize: 0): libcurl's own buffer size"),
                 ] {
                     cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
                                               command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
@@ -190,13 +190,13 @@ enum SendWorkload {
     }
 
     /// The transport a child names: `curl` (``CurlTransport/shared``, or a new instance when
-    /// `shared` is false), `curl-expect` / `curl-512k` (a curl transport with Expect on, or a
-    /// 512 KiB upload buffer), `asynchttpclient` (shared), `urlsession` (shared).
+    /// `shared` is false), `curl-expect` / `curl-64k` (a curl transport with Expect on, or
+    /// libcurl's own 64 KiB upload buffer), `asynchttpclient` (shared), `urlsession` (shared).
     static func childTransport(_ name: String, shared: Bool) throws -> any FormDataTransport {
         switch name {
         case "curl": return shared ? CurlTransport.shared : CurlTransport()
         case "curl-expect": return CurlTransport(configuration: .init(sendsExpectContinue: true))
-        case "curl-512k": return CurlTransport(configuration: .init(uploadBufferSize: 512 << 10))
+        case "curl-64k": return CurlTransport(configuration: .init(uploadBufferSize: 0))
         case "asynchttpclient": return AsyncHTTPClientTransport.shared
         case "urlsession": return URLSessionTransport.shared
         default: throw BenchError.usage("unknown transport \(name)")

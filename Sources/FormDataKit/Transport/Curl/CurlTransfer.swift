@@ -91,7 +91,11 @@ final class CurlTransfer {
         if configuration.connectTimeout > 0 {
             set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
         }
-        if configuration.uploadBufferSize > 0 { set(CurlOption.uploadBufferSize, configuration.uploadBufferSize) }
+        if configuration.uploadBufferSize > 0, let length = bodySource?.length {
+            // A sixteenth of the body, between libcurl's 64 KiB and the configured size.
+            let wanted = Int(clamping: length / 16)
+            set(CurlOption.uploadBufferSize, max(64 << 10, min(configuration.uploadBufferSize, wanted)))
+        }
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
                 let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
