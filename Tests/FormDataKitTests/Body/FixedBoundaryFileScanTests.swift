@@ -128,51 +128,6 @@ struct FixedBoundaryFileScanTests {
         try fixed.addFile(path, forKey: "f")
         #expect(throws: FormDataError.boundaryCollision(boundary: generated, field: "f")) { try fixed.buildPostBody() }
     }
-
-    @Test("What the scan costs: generated vs fixed boundary on a 100 MB file (printed, not asserted)")
-    func scanCost() throws {
-        let scratch = try Scratch()
-        defer { scratch.cleanup() }
-        let size = 100 << 20
-        let path = scratch.path + "/big.bin"
-        #expect(FileManager.default.createFile(atPath: path, contents: nil))
-        let handle = try #require(FileHandle(forWritingAtPath: path))
-        let block = randomData(1 << 20, seed: 5)
-        for _ in 0..<(size >> 20) { handle.write(block) }
-        handle.closeFile()
-        var form = Form()
-        form.addValue("x", forName: "v")
-        form.addFile(FormFileField(name: "f", fileName: "big.bin", contentType: "application/octet-stream", content: .file(path: path)))
-        var generated: [Double] = []
-        var fixed: [Double] = []
-        for _ in 0..<3 {
-            var start = DispatchTime.now().uptimeNanoseconds
-            _ = try FormEncoder.multipart(form, encoding: .utf8, boundary: MultipartBoundary.makeASIBoundary(), regenerateOnCollision: true, debug: false)
-            generated.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-            start = DispatchTime.now().uptimeNanoseconds
-            _ = try FormEncoder.multipart(form, encoding: .utf8, boundary: fixedBoundary, regenerateOnCollision: false, debug: false)
-            fixed.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        print(String(format: "boundary scan, 100 MiB random file (best of 3): generated boundary %.6f s, fixed boundary %.3f s (%.0f MB/s)",
-                     generated.min()!, fixed.min()!, Double(size) / 1e6 / fixed.min()!))
-        // The default path on its own: a generated boundary, the same form encoded many times.
-        let rounds = 5000
-        let start = DispatchTime.now().uptimeNanoseconds
-        for _ in 0..<rounds {
-            _ = try FormEncoder.multipart(form, encoding: .utf8, boundary: MultipartBoundary.makeASIBoundary(), regenerateOnCollision: true, debug: false)
-        }
-        print(String(format: "generated boundary, form with a 100 MiB file: %.2f µs per encode (%d encodes)",
-                     Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3 / Double(rounds), rounds))
-        // The worst case for the search: every byte is the delimiter's first byte ('-').
-        let dashes = Data(repeating: UInt8(ascii: "-"), count: 1 << 20)
-        let rewrite = try #require(FileHandle(forWritingAtPath: path))
-        for _ in 0..<(size >> 20) { rewrite.write(dashes) }
-        rewrite.closeFile()
-        let worstStart = DispatchTime.now().uptimeNanoseconds
-        _ = try FormEncoder.multipart(form, encoding: .utf8, boundary: fixedBoundary, regenerateOnCollision: false, debug: false)
-        let worst = Double(DispatchTime.now().uptimeNanoseconds - worstStart) / 1e9
-        print(String(format: "boundary scan, 100 MiB of '-': fixed boundary %.3f s (%.0f MB/s)", worst, Double(size) / 1e6 / worst))
-    }
 }
 
 /// The in-memory search the file scan is built on, against a plain reference search.

@@ -139,10 +139,13 @@ struct TemporaryStorageSweepTests {
         let input = Pipe()
         holder.standardInput = input
         holder.standardOutput = FileHandle.nullDevice
+        // Not waitUntilExit(): on Linux it spins the run loop (here: a concurrency-pool thread).
+        let exited = DispatchSemaphore(value: 0)
+        holder.terminationHandler = { _ in exited.signal() }
         try holder.run()
         defer {
             try? input.fileHandleForWriting.close()
-            holder.waitUntilExit()
+            if holder.isRunning { holder.terminate() }
         }
         try await Self.waitUntilHeld(lock)
 
@@ -151,7 +154,7 @@ struct TemporaryStorageSweepTests {
 
         // Once the holder ends, the same directory is stale.
         try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        #expect(exited.wait(timeout: .now() + 10) == .success)
         #expect(TemporaryStorage.sweepStaleDirectories(in: scratch.path) == [dir])
         #expect(!Self.exists(dir))
     }
