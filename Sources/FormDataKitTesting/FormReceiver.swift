@@ -149,7 +149,12 @@ public final class FormReceiver: Sendable {
             })
         let runTask = Task { _ = try? await server.run() }
         do {
-            try await server.waitUntilListening(timeout: 10)
+            // The listening task runs on the Swift concurrency pool. In a test process that pool
+            // (two threads on a 2-core machine) is shared by every suite running at once; measured
+            // in full clean-clone runs, receivers started in the first seconds all waited ~20-50 s
+            // for it, so 10 s failed them intermittently. Not a hang: the wait ends when the pool
+            // frees up.
+            try await server.waitUntilListening(timeout: 60)
         } catch {
             runTask.cancel()
             throw error
