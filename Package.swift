@@ -14,7 +14,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -57,7 +56,6 @@ let package = Package(
             dependencies: [
                 "FormDataKit",
                 "CZlib",
-                .product(name: "FlyingFox", package: "FlyingFox"),
             ]
         ),
         .executableTarget(
@@ -83,6 +81,7 @@ let package = Package(
         // crash must not end the whole test run).
         .target(
             name: "ProcessIsolation",
+            dependencies: ["FormDataKitTesting"],
             path: "Tests/ProcessIsolation"
         ),
         .testTarget(

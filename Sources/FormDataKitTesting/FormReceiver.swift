@@ -3,12 +3,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FlyingFox
-import FlyingSocks
 import FormDataKit
 import Foundation
 
-/// An embedded HTTP server (FlyingFox) that receives form uploads and reports what it parsed.
+/// An embedded HTTP server that receives form uploads and reports what it parsed. It runs on
+/// threads of its own (``LoopbackHTTPServer``), never on the Swift concurrency pool, so it answers
+/// promptly however busy the tests around it keep that pool.
 ///
 /// Bound to 127.0.0.1 on a free port by default. Each request's body is read as a stream:
 /// counted, hashed, inflated when `Content-Encoding: gzip`, and — up to ``keepLimit`` bytes —
@@ -41,9 +41,9 @@ import Foundation
 ///   all — larger files keep their ``ParsedFile/size`` and ``ParsedFile/sha256``, with empty
 ///   ``ParsedFile/data``.
 ///
-/// FlyingFox reads the request head before the receiver sees it, so the header limit bounds what
-/// the receiver keeps, logs and prints, not what FlyingFox buffers (or the time it takes: it
-/// reads one very long header line slowly) while reading the head.
+/// The server reads a request head of up to 1 MiB (``LoopbackHTTPServer/maximumHeadBytes``; a
+/// longer one is answered 431 before the receiver sees it); the header limit bounds what the
+/// receiver keeps, logs and prints.
 ///
 /// With a recording directory, every request is also stored there as a raw HTTP request file
 /// (``RawHTTPRequest``: request line, headers, body as received), named `0001-POST.http`,
@@ -103,20 +103,18 @@ public final class FormReceiver: Sendable {
     /// The bounds it enforces (see ``Limits``).
     public let limits: Limits
 
-    private let server: HTTPServer
-    private let runTask: Task<Void, Never>
+    private let server: LoopbackHTTPServer
     private let log = Locked(RequestLog())
     private let onRequest: (@Sendable (ReceivedRequest) -> Void)?
     private let captureCount: Locked<Int>
     /// Where raw captures of the requests are written, if anywhere.
     public let recordingDirectory: URL?
 
-    private init(server: HTTPServer, runTask: Task<Void, Never>, host: String, port: UInt16, keepLimit: Int,
+    private init(server: LoopbackHTTPServer, host: String, port: UInt16, keepLimit: Int,
                  limits: Limits, recordingDirectory: URL?, firstCaptureNumber: Int,
                  onRequest: (@Sendable (ReceivedRequest) -> Void)?) {
         self.recordingDirectory = recordingDirectory
         self.server = server
-        self.runTask = runTask
         self.host = host
         self.port = port
         self.keepLimit = keepLimit
@@ -139,32 +137,11 @@ public final class FormReceiver: Sendable {
             firstCaptureNumber = highestCaptureNumber(in: recordingDirectory) + 1
         }
         let box = Locked<FormReceiver?>(nil)
-        let server = HTTPServer(
-            config: .init(address: try .inet(ip4: host, port: port), timeout: 60,
-                          sharedRequestBufferSize: 64 * 1024, sharedRequestReplaySize: 64 * 1024,
-                          logger: .disabled),
-            handler: ClosureHTTPHandler { request in
-                guard let receiver = box.current else { return HTTPResponse(statusCode: .serviceUnavailable) }
-                return try await receiver.handle(request)
-            })
-        let runTask = Task { _ = try? await server.run() }
-        do {
-            // The listening task runs on the Swift concurrency pool. In a test process that pool
-            // (two threads on a 2-core machine) is shared by every suite running at once; measured
-            // in full clean-clone runs, receivers started in the first seconds all waited ~20-50 s
-            // for it, so 10 s failed them intermittently. Not a hang: the wait ends when the pool
-            // frees up.
-            try await server.waitUntilListening(timeout: 60)
-        } catch {
-            runTask.cancel()
-            throw error
+        let server = try LoopbackHTTPServer(host: host, port: port) { request, body in
+            guard let receiver = box.current else { return LoopbackHTTPServer.Response(status: 503) }
+            return try receiver.handle(request, body: body)
         }
-        guard case .ip4(_, let boundPort)? = await server.listeningAddress else {
-            await server.stop()
-            runTask.cancel()
-            throw SocketError.unsupportedAddress
-        }
-        let receiver = FormReceiver(server: server, runTask: runTask, host: host, port: boundPort, keepLimit: keepLimit,
+        let receiver = FormReceiver(server: server, host: host, port: server.port, keepLimit: keepLimit,
                                     limits: limits, recordingDirectory: recordingDirectory,
                                     firstCaptureNumber: firstCaptureNumber, onRequest: onRequest)
         box.withLock { $0 = receiver }
@@ -173,9 +150,7 @@ public final class FormReceiver: Sendable {
 
     /// Stops listening and closes open connections.
     public func stop() async {
-        await server.stop(timeout: 1)
-        runTask.cancel()
-        _ = await runTask.value
+        await server.stop()
     }
 
     /// `http://host:port`.
@@ -198,49 +173,46 @@ public final class FormReceiver: Sendable {
 
     // MARK: - Handling
 
-    private func handle(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func handle(_ request: LoopbackHTTPServer.Request, body: BodyReader) throws -> LoopbackHTTPServer.Response {
         let parts = request.path.split(separator: "/").map(String.init)
         let route = parts.first ?? ""
         let discard = route == "discard"
         let hashAll = discard
             ? request.query.contains { $0.name == "sha256" && $0.value == "1" }
             : !request.query.contains { $0.name == "sha256" && $0.value == "0" }
-        let (full, rejection) = try await receive(request, keep: !discard, hash: hashAll)
+        let (full, rejection) = try receive(request, body: body, keep: !discard, hash: hashAll)
         let received = full.keepingFileBytes(upTo: limits.retainedFileBytes)
         log.withLock { $0.append(received, limits: limits) }
         defer { onRequest?(received) }
 
         let json = (try? JSONEncoder.sorted.encode(received)) ?? Data()
-        let jsonHeaders: HTTPHeaders = [.contentType: "application/json; charset=utf-8"]
+        let jsonHeaders = [(name: "Content-Type", value: "application/json; charset=utf-8")]
         if let rejection {
-            return HTTPResponse(statusCode: rejection, headers: jsonHeaders, body: json)
+            return .init(status: rejection, headers: jsonHeaders, body: json)
         }
         switch route {
         case "status":
             let code = parts.count > 1 ? Int(parts[1]) ?? 500 : 500
-            return HTTPResponse(statusCode: HTTPStatusCode(code, phrase: HTTPReasonPhrase.phrase(for: code).isEmpty ? "Status \(code)" : HTTPReasonPhrase.phrase(for: code)), headers: jsonHeaders, body: json)
+            return .init(status: code, headers: jsonHeaders, body: json)
         case "delay":
             guard let milliseconds = Self.delayMilliseconds(parts.count > 1 ? parts[1] : nil) else {
-                return HTTPResponse(statusCode: .badRequest, headers: [.contentType: "text/plain; charset=utf-8"],
-                                    body: Data("/delay/<milliseconds> takes 0 to \(Self.maximumDelayMilliseconds)\n".utf8))
+                return .init(status: 400, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
+                             body: Data("/delay/<milliseconds> takes 0 to \(Self.maximumDelayMilliseconds)\n".utf8))
             }
-            try? await Task.sleep(nanoseconds: milliseconds * 1_000_000)
-            return HTTPResponse(statusCode: .ok, headers: jsonHeaders, body: json)
+            Thread.sleep(forTimeInterval: Double(milliseconds) / 1000) // the connection's own thread
+            return .init(status: 200, headers: jsonHeaders, body: json)
         case "gzip":
-            var headers = jsonHeaders
-            headers[.contentEncoding] = "gzip"
-            return HTTPResponse(statusCode: .ok, headers: headers, body: GzipCompress.compress(json))
+            return .init(status: 200, headers: jsonHeaders + [(name: "Content-Encoding", value: "gzip")], body: GzipCompress.compress(json))
         case "auth":
             let expected = parts.count > 2
                 ? "Basic " + Data("\(parts[1]):\(parts[2])".utf8).base64EncodedString() : ""
-            if request.headers[.authorization] != expected {
-                return HTTPResponse(statusCode: .unauthorized,
-                                    headers: [HTTPHeader("WWW-Authenticate"): "Basic realm=\"receiver\""],
-                                    body: Data("authentication needed".utf8))
+            if request.header("Authorization") != expected {
+                return .init(status: 401, headers: [(name: "WWW-Authenticate", value: "Basic realm=\"receiver\"")],
+                             body: Data("authentication needed".utf8))
             }
-            return HTTPResponse(statusCode: .ok, headers: jsonHeaders, body: json)
+            return .init(status: 200, headers: jsonHeaders, body: json)
         default:
-            return HTTPResponse(statusCode: .ok, headers: jsonHeaders, body: json)
+            return .init(status: 200, headers: jsonHeaders, body: json)
         }
     }
 
@@ -257,10 +229,10 @@ public final class FormReceiver: Sendable {
 
     /// How many bytes the request target and header fields take, as ``Limits/maxHeaderBytes``
     /// counts them.
-    static func headBytes(of request: HTTPRequest) -> Int {
-        let target = request.target.path(percentEncoded: true).utf8.count + request.target.query(percentEncoded: true).utf8.count
-        return request.headers.reduce(request.method.rawValue.utf8.count + target) {
-            $0 + $1.key.rawValue.utf8.count + $1.value.utf8.count + 4
+    static func headBytes(of request: LoopbackHTTPServer.Request) -> Int {
+        let target = request.encodedPath.utf8.count + request.encodedQuery.utf8.count
+        return request.headers.reduce(request.method.utf8.count + target) {
+            $0 + $1.name.utf8.count + $1.value.utf8.count + 4
         }
     }
 
@@ -270,20 +242,20 @@ public final class FormReceiver: Sendable {
 
     /// Reads the whole body as a stream and describes it; with the status to answer when it broke
     /// one of the ``limits``.
-    private func receive(_ request: HTTPRequest, keep: Bool, hash: Bool) async throws -> (ReceivedRequest, HTTPStatusCode?) {
-        var rejection: HTTPStatusCode?
+    private func receive(_ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool) throws -> (ReceivedRequest, Int?) {
+        var rejection: Int?
         var failure: FormParseError?
         let headBytes = Self.headBytes(of: request)
         let headers: [ReceivedHeader]
         if headBytes > limits.maxHeaderBytes {
             headers = []
-            rejection = .requestHeaderFieldsTooLarge
+            rejection = 431
             failure = FormParseError(offset: 0, reason: "The request target and header fields take \(headBytes) bytes, over the receiver's limit of \(limits.maxHeaderBytes) (not kept)")
         } else {
-            headers = request.headers.map { ReceivedHeader(name: $0.key.rawValue, value: $0.value) }
+            headers = request.headers.map { ReceivedHeader(name: $0.name, value: $0.value) }
         }
         let keep = keep && rejection == nil
-        let gzip = request.headers[.contentEncoding]?.lowercased().contains("gzip") ?? false
+        let gzip = request.header("Content-Encoding")?.lowercased().contains("gzip") ?? false
         var count = 0
         var rawHash = SHA256()
         var kept = Data()
@@ -294,7 +266,7 @@ public final class FormReceiver: Sendable {
         let keepLimit = self.keepLimit
         let maxInflated = limits.maxInflatedBytes
         do {
-            for try await chunk in request.bodySequence {
+            while let chunk = try body.next() {
                 recorder?.write(chunk)
                 if hash { rawHash.update(chunk) }
                 if let inflater {
@@ -318,7 +290,7 @@ public final class FormReceiver: Sendable {
                         }
                         if failure == nil, inflatedCount > maxInflated {
                             failure = FormParseError(offset: count + (end - chunk.startIndex), reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
-                            rejection = .payloadTooLarge
+                            rejection = 413
                             keptAll = false
                             kept = Data()
                         }
@@ -337,12 +309,12 @@ public final class FormReceiver: Sendable {
         if failure == nil, let inflater, !inflater.isFinished, count > 0 {
             failure = FormParseError(offset: count, reason: "The gzip body is truncated")
         }
-        if failure == nil, keep, keptAll, let contentType = request.headers[.contentType] {
-            let expected = gzip ? nil : request.headers[.contentLength].flatMap { Int($0) }
+        if failure == nil, keep, keptAll, let contentType = request.header("Content-Type") {
+            let expected = gzip ? nil : request.header("Content-Length").flatMap { Int($0) }
             if let parts = Self.partCountUpperBound(kept, contentType: contentType, stoppingAbove: limits.maxParts),
                 parts > limits.maxParts {
                 failure = FormParseError(offset: 0, reason: "The body has more than \(limits.maxParts) parts, the receiver's limit (not parsed)")
-                rejection = .payloadTooLarge
+                rejection = 413
             } else {
                 do {
                     form = try FormBodyParser.parse(kept, contentType: contentType, expectedLength: expected)
@@ -352,12 +324,12 @@ public final class FormReceiver: Sendable {
             }
         }
         kept = Data()
-        if failure == nil, !gzip, let declared = request.headers[.contentLength].flatMap({ Int($0) }), declared != count {
+        if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
             failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
         }
         let capturePath = recorder?.finish { self.captureCount.withLock { $0 += 1; return $0 } }
         let received = ReceivedRequest(
-            method: request.method.rawValue, path: request.path, headers: headers, bodyBytes: count,
+            method: request.method, path: request.path, headers: headers, bodyBytes: count,
             bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
             form: form, parseError: failure, capturePath: capturePath)
         return (received, rejection)
@@ -554,21 +526,21 @@ private final class CaptureWriter {
     private let chunked: Bool
     private var failed = false
 
-    init?(directory: URL, number: Int, request: HTTPRequest) {
+    init?(directory: URL, number: Int, request: LoopbackHTTPServer.Request) {
         self.directory = directory
         self.number = number
-        method = request.method.rawValue.filter { $0.isASCII && $0.isLetter }
+        method = request.method.filter { $0.isASCII && $0.isLetter }
         partialURL = directory.appendingPathComponent(".\(Self.name(number, method)).partial")
         guard FileManager.default.createFile(atPath: partialURL.path, contents: nil),
             let handle = try? FileHandle(forWritingTo: partialURL)
         else { return nil }
         self.handle = handle
-        chunked = request.headers[HTTPHeader("Transfer-Encoding")]?.lowercased().contains("chunked") ?? false
-        let query = request.target.query(percentEncoded: true)
-        let target = request.target.path(percentEncoded: true) + (query.isEmpty ? "" : "?" + query)
+        chunked = request.header("Transfer-Encoding")?.lowercased().contains("chunked") ?? false
+        let query = request.encodedQuery
+        let target = request.encodedPath + (query.isEmpty ? "" : "?" + query)
         let head = RawHTTPRequest(
-            method: request.method.rawValue, target: target, version: "HTTP/1.1",
-            headers: request.headers.sorted { $0.key.rawValue < $1.key.rawValue }.map { ReceivedHeader(name: $0.key.rawValue, value: $0.value) },
+            method: request.method, target: target, version: "HTTP/1.1",
+            headers: request.headers.sorted { $0.name < $1.name }.map { ReceivedHeader(name: $0.name, value: $0.value) },
             body: Data()).head
         write(raw: head)
     }

@@ -21,8 +21,14 @@ public struct TestCertificates: Sendable {
         public var description: String
     }
 
-    /// Makes the certificates (elliptic-curve keys, valid for two days) with `openssl`.
-    public static func make() throws -> TestCertificates {
+    /// Makes the certificates (elliptic-curve keys, valid for two days) with `openssl`, run on a
+    /// thread of its own (never holding one of the Swift concurrency pool's).
+    public static func make() async throws -> TestCertificates {
+        let result: Result<TestCertificates, any Error> = await SpawnedProcess.onOwnThread { Result { try makeBlocking() } }
+        return try result.get()
+    }
+
+    private static func makeBlocking() throws -> TestCertificates {
         let directory = NSTemporaryDirectory() + "fdk-tls-\(getpid())-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         do {
@@ -67,18 +73,12 @@ public struct TestCertificates: Sendable {
     /// Removes the scratch directory.
     public func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
+    /// Runs `openssl` with `arguments` (on the caller's thread, which must not be one of the
+    /// Swift concurrency pool's: ``make()`` is meant for a thread of its own).
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: text, as: UTF8.self))")
+        let result = try SpawnedProcess.runBlocking("/usr/bin/env", ["openssl"] + arguments)
+        guard result.termination.succeeded else {
+            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: result.stdout + result.stderr, as: UTF8.self))")
         }
     }
 }
@@ -132,8 +132,9 @@ public final class HTTPSTestServer: Sendable {
         """#
 
     /// Starts a server presenting `certificateChain` (PEM, leaf first) with `key`.
-    public init(certificateChain: String, key: String) throws {
-        server = try PortAnnouncingProcess(arguments: ["python3", "-c", Self.script, certificateChain, key]) { text in
+    /// Waits for the server's start on a thread of its own (not the Swift concurrency pool's).
+    public init(certificateChain: String, key: String) async throws {
+        server = try await PortAnnouncingProcess(arguments: ["python3", "-c", Self.script, certificateChain, key]) { text in
             TestCertificates.Failure(description: "the HTTPS test server did not start: \(text)")
         }
     }

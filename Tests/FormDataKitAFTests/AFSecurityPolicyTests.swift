@@ -44,11 +44,11 @@ struct AFSecurityPolicyTests {
 
     @Test("certificate mode pinning the server's self-signed certificate (DER): accepted; another server: rejected")
     func certificateMode() async throws {
-        let certificates = try await Self.offPool { try TestCertificates.make() }
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let serverA = try await Self.offPool { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
+        let serverA = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { serverA.stop() }
-        let serverB = try await Self.offPool { try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key) }
+        let serverB = try await HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key)
         defer { serverB.stop() }
         let file = URL(fileURLWithPath: certificates.directory + "/upload.bin")
         try Data(repeating: 7, count: 2_000_000).write(to: file)
@@ -69,7 +69,7 @@ struct AFSecurityPolicyTests {
 
     @Test("certificate mode pinning a CA works; pinning a CA-issued leaf or a public key is unsupported")
     func unsupportedModes() async throws {
-        let certificates = try await Self.offPool { try TestCertificates.make() }
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
         let ca = try TestCertificates.der(ofPEM: certificates.certificateAuthority)
         let leaf = try TestCertificates.der(ofPEM: certificates.issued.leaf)

@@ -1,5 +1,6 @@
 import FormDataKit
 import FormDataKitAF
+import FormDataKitTesting
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -169,19 +170,10 @@ struct WerkzeugForm: Decodable, Equatable {
     var form: [[String]]
     var files: [[String: File]]
 
-    /// Parses `body` (with `contentType`) with werkzeug. The subprocess is waited for on a
-    /// dispatch thread, so the test does not block Swift concurrency's small thread pool (which
-    /// the embedded receivers of other tests run on).
+    /// Parses `body` (with `contentType`) with werkzeug. The child is waited for on threads of
+    /// its own (`SpawnedProcess`), so the test does not block Swift concurrency's small thread
+    /// pool (which the embedded receivers of other tests run on).
     static func parse(_ body: Data, contentType: String) async throws -> WerkzeugForm {
-        let result: Result<WerkzeugForm, any Error> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { try parseBlocking(body, contentType: contentType) })
-            }
-        }
-        return try result.get()
-    }
-
-    private static func parseBlocking(_ body: Data, contentType: String) throws -> WerkzeugForm {
         let directory = try TestSupport.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bodyURL = try TestSupport.write(body, named: "body", in: directory)
@@ -195,15 +187,10 @@ struct WerkzeugForm: Decodable, Equatable {
                'files': [{k: {'filename': f.filename, 'content_type': f.content_type, 'base64': base64.b64encode(f.read()).decode()}} for k, f in files.items(multi=True)]}
         print(json.dumps(out))
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, bodyURL.path, contentType]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ParsedMultipart.Malformed(description: "werkzeug failed") }
-        return try JSONDecoder().decode(WerkzeugForm.self, from: data)
+        let result = try await SpawnedProcess.run("/usr/bin/env", ["python3", "-c", script, bodyURL.path, contentType])
+        guard result.termination.succeeded else {
+            throw ParsedMultipart.Malformed(description: "werkzeug failed: \(String(decoding: result.stderr, as: UTF8.self))")
+        }
+        return try JSONDecoder().decode(WerkzeugForm.self, from: result.stdout)
     }
 }

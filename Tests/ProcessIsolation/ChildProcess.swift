@@ -1,7 +1,8 @@
 import Foundation
+import FormDataKitTesting
 
-/// Runs a child process to the end and collects what it printed, waiting on GCD threads (never
-/// on the Swift concurrency pool, which the tests' servers need).
+/// Runs a child process to the end and collects what it printed, waiting on threads of its own
+/// (never on the Swift concurrency pool, which the tests' servers need; see `SpawnedProcess`).
 public enum ChildProcess {
     /// What a child printed and how it ended.
     public struct Output: Sendable {
@@ -15,38 +16,7 @@ public enum ChildProcess {
 
     /// Runs `executable` with `arguments`, its environment this process's plus `environment`.
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                // Both pipes are drained at once, so a child that fills one never blocks.
-                let errData = ErrorData()
-                let group = DispatchGroup()
-                group.enter()
-                DispatchQueue.global().async {
-                    errData.data = err.fileHandleForReading.readDataToEndOfFile()
-                    group.leave()
-                }
-                let outData = out.fileHandleForReading.readDataToEndOfFile()
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Output(
-                    status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                    stdout: outData, stderr: errData.data))
-            }
-        }
-    }
-
-    /// Standard error as read on its own thread; read only after that thread has left the group.
-    private final class ErrorData: @unchecked Sendable {
-        var data = Data()
+        let result = try await SpawnedProcess.run(executable, arguments, environment: environment)
+        return Output(status: result.status, signalled: result.signalled, stdout: result.stdout, stderr: result.stderr)
     }
 }

@@ -89,44 +89,31 @@ struct FaultTests {
             defer { random.closeFile() }
             try random.readData(ofLength: 72 << 20).base64EncodedData().write(to: URL(fileURLWithPath: big))
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Subprocess.helperPath)
-        process.arguments = ["spool", big, "1", "slow"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["FORMDATAKIT_TMPDIR": base]) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Watch (on a GCD thread, bounded) until its temporary body file has bytes in it, then
-        // SIGKILL it at once.
-        let found: (UInt64, String?) = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                for _ in 0..<60_000 where process.isRunning {
-                    for directory in Self.storageDirectories(in: base) {
-                        let path = base + "/" + directory
-                        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
-                            var info = stat()
-                            if stat(path + "/" + name, &info) == 0, info.st_size > 0 {
-                                kill(process.processIdentifier, SIGKILL)
-                                continuation.resume(returning: (UInt64(info.st_size), path))
-                                return
-                            }
+        let process = try SpawnedProcess(Subprocess.helperPath, ["spool", big, "1", "slow"],
+                                         environment: ["FORMDATAKIT_TMPDIR": base], stdout: .null, stderr: .null)
+        // Watch (on a thread of its own, bounded) until its temporary body file has bytes in it,
+        // then SIGKILL it at once.
+        let found: (UInt64, String?) = await SpawnedProcess.onOwnThread {
+            for _ in 0..<60_000 where process.isRunning {
+                for directory in Self.storageDirectories(in: base) {
+                    let path = base + "/" + directory
+                    for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                        var info = stat()
+                        if stat(path + "/" + name, &info) == 0, info.st_size > 0 {
+                            process.signal(SIGKILL)
+                            return (UInt64(info.st_size), path)
                         }
                     }
-                    usleep(1000)
                 }
-                continuation.resume(returning: (0, nil))
+                usleep(1000)
             }
+            return (0, nil)
         }
         let (partialSize, staleDirectory) = found
-        kill(process.processIdentifier, SIGKILL)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+        process.signal(SIGKILL)
+        let ended = await process.wait()
         let stale = try #require(staleDirectory, "the child never wrote a temporary file")
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(ended.signalled)
         #expect(FileManager.default.fileExists(atPath: stale), "the killed process's directory should be left behind")
         print("killed mid-spool: \(partialSize) bytes of compressed body written when SIGKILLed")
 

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessIsolation
 import Testing
 @testable import FormDataKit
 
@@ -42,7 +43,7 @@ struct IndependentParserTests {
     }
 
     @Test("Random forms round-trip through Werkzeug", arguments: 1...8)
-    func randomForms(seed: Int) throws {
+    func randomForms(seed: Int) async throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         var rng = Rng(state: UInt64(seed) * 7919)
@@ -67,11 +68,11 @@ struct IndependentParserTests {
                 request.addData(content, withFileName: fileName, andContentType: "application/x-test", forKey: name)
             }
             expectedFiles.append([.text(Self.asWerkzeugSees(name)), .text(Self.asWerkzeugSees(fileName)),
-                                  .text("application/x-test"), .text(sha256Hex(content)), .number(size)])
+                                  .text("application/x-test"), .text(try await sha256Hex(content)), .number(size)])
         }
         try request.buildPostBody()
         let bodyPath = try #require(request.postBodyFilePath)
-        let output = try runPython("parse_form.py", [bodyPath, request.requestHeaders["Content-Type"]!])
+        let output = try await runPython("parse_form.py", [bodyPath, request.requestHeaders["Content-Type"]!])
         let parsed = try JSONDecoder().decode(Parsed.self, from: output)
         #expect(parsed.fields.sorted { $0.lexicographicallyPrecedes($1) } == expectedFields.sorted { $0.lexicographicallyPrecedes($1) })
         #expect(parsed.files.count == expectedFiles.count)
@@ -79,7 +80,7 @@ struct IndependentParserTests {
     }
 
     @Test("A URL-encoded body parses to the same values")
-    func urlEncodedRoundTrip() throws {
+    func urlEncodedRoundTrip() async throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         let request = FormDataRequest(url: anyURL)
@@ -87,26 +88,18 @@ struct IndependentParserTests {
         for (k, v) in pairs { request.addPostValue(v, forKey: k) }
         try request.buildPostBody()
         let path = try scratch.write("body", request.postBody!)
-        let output = try runPython("parse_form.py", [path, request.requestHeaders["Content-Type"]!])
+        let output = try await runPython("parse_form.py", [path, request.requestHeaders["Content-Type"]!])
         let parsed = try JSONDecoder().decode(Parsed.self, from: output)
         #expect(parsed.fields == pairs.map { [$0.0, Data($0.1.utf8).map { String(format: "%02x", $0) }.joined()] })
     }
 }
 
-/// SHA-256 of `data` as lowercase hex, computed by the system's `sha256sum`.
-func sha256Hex(_ data: Data) -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["sha256sum"]
-    let input = Pipe(), output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try? process.run()
-    DispatchQueue.global().async {
-        input.fileHandleForWriting.write(data)
-        try? input.fileHandleForWriting.close()
-    }
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(String(decoding: out, as: UTF8.self).prefix(64))
+/// SHA-256 of `data` as lowercase hex, computed by the system's `sha256sum` (waited for on GCD
+/// threads by ``ChildProcess``, never on the Swift concurrency pool).
+func sha256Hex(_ data: Data) async throws -> String {
+    let path = NSTemporaryDirectory() + "fdk-sha256-\(UUID().uuidString)"
+    try data.write(to: URL(fileURLWithPath: path))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = try await ChildProcess.run("/usr/bin/env", ["sha256sum", path])
+    return String(String(decoding: result.stdout, as: UTF8.self).prefix(64))
 }

@@ -19,7 +19,7 @@ struct CompressionAdaptiveTests {
     }
 
     @Test("a JPEG part costs a few bytes per 64 KiB; the stream inflates exactly")
-    func jpegPartIsStored() throws {
+    func jpegPartIsStored() async throws {
         let jpeg = TestBytes.random(1 << 20, seed: 77)
         let text = TestBytes.text(300_000)
         let request = Self.makeRequest(jpeg: jpeg, text: text)
@@ -38,7 +38,7 @@ struct CompressionAdaptiveTests {
         #expect(try DataDecompressor.uncompressData(adaptiveOut) == body)
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
-        #expect(try CompressionOracles.verifiedInflation(of: adaptiveOut, scratch: scratch) == body)
+        #expect(try await CompressionOracles.verifiedInflation(of: adaptiveOut, scratch: scratch) == body)
 
         // Adaptive never costs more than deflating everything at level 6 (which stores random
         // data too, but only after trying, and with a stored block per 16 KiB).
@@ -100,7 +100,7 @@ struct CompressionAdaptiveTests {
     }
 
     @Test("switching levels with a small output buffer at every chunk still gives one exact stream")
-    func manySwitchesSmallBuffer() throws {
+    func manySwitchesSmallBuffer() async throws {
         let deflater = try GzipDeflater(level: 9, outputCapacity: 4096)
         var out = Data()
         let sink: GzipDeflater.Sink = { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
@@ -116,7 +116,7 @@ struct CompressionAdaptiveTests {
         #expect(try DataDecompressor.uncompressData(out) == expected)
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
-        #expect(try CompressionOracles.verifiedInflation(of: out, scratch: scratch) == expected)
+        #expect(try await CompressionOracles.verifiedInflation(of: out, scratch: scratch) == expected)
     }
 
     @Test("invalid levels and use after finish are typed errors")

@@ -57,7 +57,7 @@ struct CompressionParallelTests {
     }
 
     @Test("sizes around block edges inflate byte-identical (ours, gzip -dc, Python zlib)", arguments: blockSizes)
-    func blockEdges(blockSize: Int) throws {
+    func blockEdges(blockSize: Int) async throws {
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         for (index, size) in Self.sizes(for: blockSize).enumerated() {
@@ -66,7 +66,7 @@ struct CompressionParallelTests {
             #expect(summary.bytesIn == UInt64(size))
             #expect(summary.bytesOut == UInt64(gz.count))
             #expect(try DataDecompressor.uncompressData(gz) == body, "size \(size)")
-            #expect(try CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body, "size \(size)")
+            #expect(try await CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body, "size \(size)")
             Self.checkFraming(gz, body: body)
         }
     }
@@ -80,13 +80,13 @@ struct CompressionParallelTests {
 
     @Test("every level and thread count round-trips; the header's extra flags follow the level",
           arguments: [Int32(-1), 0, 1, 5, 9])
-    func levels(level: Int32) throws {
+    func levels(level: Int32) async throws {
         let body = Self.mixed(300_001, seed: 9)
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         for threads in [2, 3] {
             let (gz, _) = try Self.parallel(Self.source(body), level: level, threads: threads, blockSize: 50_000)
-            #expect(try CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body)
+            #expect(try await CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body)
             Self.checkFraming(gz, body: body, level: ZlibSupport.effectiveLevel(level))
         }
     }
@@ -102,7 +102,7 @@ struct CompressionParallelTests {
     }
 
     @Test("adaptive parts: a block never mixes levels; the stream inflates exactly and is no larger")
-    func adaptiveMixed() throws {
+    func adaptiveMixed() async throws {
         let jpeg = TestBytes.random(700_003, seed: 31)
         let text = TestBytes.text(250_001)
         let request = CompressionAdaptiveTests.makeRequest(jpeg: jpeg, text: text)
@@ -114,7 +114,7 @@ struct CompressionParallelTests {
 
         let (adaptive, summary) = try Self.parallel(source, adaptive: true, blockSize: 65_536)
         #expect(summary.levelChanges == 2)  // text → jpeg (0) → text (6)
-        #expect(try CompressionOracles.verifiedInflation(of: adaptive, scratch: scratch) == body)
+        #expect(try await CompressionOracles.verifiedInflation(of: adaptive, scratch: scratch) == body)
         Self.checkFraming(adaptive, body: body)
 
         let (plain, plainSummary) = try Self.parallel(source, adaptive: false, blockSize: 65_536)
@@ -124,7 +124,7 @@ struct CompressionParallelTests {
     }
 
     @Test("a body streamed from files: 20 MiB random plus text through FormDataRequest, 2 threads and automatic")
-    func requestWithFiles() throws {
+    func requestWithFiles() async throws {
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         let randomPath = scratch + "/random.bin"
@@ -147,7 +147,7 @@ struct CompressionParallelTests {
             let path = try #require(request.compressedPostBodyFilePath)
             let gz = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(UInt64(gz.count) == request.postLength)
-            #expect(try CompressionOracles.verifiedInflation(of: path) == body)
+            #expect(try await CompressionOracles.verifiedInflation(of: path) == body)
             Self.checkFraming(gz, body: body, level: 1)
             outputs.append(gz)
         }

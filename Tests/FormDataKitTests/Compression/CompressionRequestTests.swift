@@ -52,7 +52,7 @@ struct CompressionRequestTests {
     }
 
     @Test("form with files: compressed straight to a temp file, never spooled; removed on rebuild and deinit")
-    func filesCompressedToDiskAndCleanedUp() throws {
+    func filesCompressedToDiskAndCleanedUp() async throws {
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         let photo = scratch + "/photo.jpg"
@@ -74,7 +74,7 @@ struct CompressionRequestTests {
         #expect(request!.requestHeaders["Content-Length"] == String(onDisk.count))
         #expect(request!.requestHeaders["Content-Encoding"] == "gzip")
         let plain = try #require(request!.bodySource).readAll()
-        #expect(try CompressionOracles.verifiedInflation(of: firstPath) == plain)
+        #expect(try await CompressionOracles.verifiedInflation(of: firstPath) == plain)
         do {
             // (A payload holds its file: the transport keeps it alive while sending.)
             guard case .file(let wireFile)? = request!.state.withLock({ $0.built?.payload }) else {
@@ -92,7 +92,7 @@ struct CompressionRequestTests {
         try request!.buildPostBody()
         let secondPath = try #require(request!.compressedPostBodyFilePath)
         #expect(secondPath != firstPath)
-        #expect(try CompressionOracles.verifiedInflation(of: secondPath) == plain)
+        #expect(try await CompressionOracles.verifiedInflation(of: secondPath) == plain)
         request = nil
         #expect(!Self.exists(secondPath))
     }
@@ -115,7 +115,7 @@ struct CompressionRequestTests {
     }
 
     @Test("streamed from disk: compressed to a temp file in one pass, nothing spooled uncompressed")
-    func streamFromDiskCompresses() throws {
+    func streamFromDiskCompresses() async throws {
         let request = Self.request()
         request.shouldCompressRequestBody = true
         request.shouldStreamPostDataFromDisk = true
@@ -125,13 +125,13 @@ struct CompressionRequestTests {
         #expect(request.postBody == nil)
         #expect(request.compressedPostBody == nil)
         let path = try #require(request.compressedPostBodyFilePath)
-        #expect(try CompressionOracles.verifiedInflation(of: path) == Data("a=short%20value".utf8))
+        #expect(try await CompressionOracles.verifiedInflation(of: path) == Data("a=short%20value".utf8))
         #expect(request.requestHeaders["Content-Length"] == String(request.postLength))
         #expect(request.requestHeaders["Content-Encoding"] == "gzip")
     }
 
     @Test("a large in-memory body is compressed to a temp file; adaptive and level settings apply")
-    func largeInMemoryGoesToFile() throws {
+    func largeInMemoryGoesToFile() async throws {
         let request = Self.request()
         request.shouldCompressRequestBody = true
         request.postFormat = .multipartFormData
@@ -143,7 +143,7 @@ struct CompressionRequestTests {
         try request.buildPostBody()
         let path = try #require(request.compressedPostBodyFilePath)
         #expect(request.compressedPostBody == nil)
-        #expect(try CompressionOracles.verifiedInflation(of: path) == request.postBody)
+        #expect(try await CompressionOracles.verifiedInflation(of: path) == request.postBody)
     }
 
     @Test("an invalid level fails the build with a typed error")

@@ -18,18 +18,18 @@ struct CompressionRoundTripTests {
     ]
 
     @Test("compressData: complete gzip for every size", arguments: 0..<cases.count)
-    func compressDataRoundTrip(index: Int) throws {
+    func compressDataRoundTrip(index: Int) async throws {
         let (_, body) = Self.cases[index]
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         let gz = try DataCompressor.compressData(body)
         #expect(gz.starts(with: [0x1F, 0x8B, 0x08]))
         #expect(try DataDecompressor.uncompressData(gz) == body)
-        #expect(try CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body)
+        #expect(try await CompressionOracles.verifiedInflation(of: gz, scratch: scratch) == body)
     }
 
     @Test("compressDataFromFile: complete gzip for every size", arguments: 0..<cases.count)
-    func compressFileRoundTrip(index: Int) throws {
+    func compressFileRoundTrip(index: Int) async throws {
         let (_, body) = Self.cases[index]
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
@@ -38,7 +38,7 @@ struct CompressionRoundTripTests {
         let back = scratch + "/back.bin"
         try body.write(to: URL(fileURLWithPath: source))
         try DataCompressor.compressDataFromFile(source, toFile: destination)
-        #expect(try CompressionOracles.verifiedInflation(of: destination) == body)
+        #expect(try await CompressionOracles.verifiedInflation(of: destination) == body)
         try DataDecompressor.uncompressDataFromFile(destination, toFile: back)
         #expect(try Data(contentsOf: URL(fileURLWithPath: back)) == body)
         // Only the three files: no hidden partial files left next to the destination.
@@ -53,7 +53,7 @@ struct CompressionRoundTripTests {
     }
 
     @Test("body compressor: memory and temporary file give the same stream")
-    func bodyCompressorDestinations() throws {
+    func bodyCompressorDestinations() async throws {
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         let filePart = scratch + "/part.bin"
@@ -78,14 +78,14 @@ struct CompressionRoundTripTests {
         guard case .file(let file, let length) = onDisk else { Issue.record("expected a file"); return }
         #expect(file.size == length)
         #expect(length == UInt64(memoryBytes.count))
-        #expect(try CompressionOracles.verifiedInflation(of: file.path) == expected)
+        #expect(try await CompressionOracles.verifiedInflation(of: file.path) == expected)
         let path = file.path
         file.remove()
         #expect(access(path, F_OK) != 0)
     }
 
     @Test("50 MiB random through a temporary file, verified by gzip and Python")
-    func fiftyMiBRandom() throws {
+    func fiftyMiBRandom() async throws {
         let scratch = try CompressionOracles.makeScratch()
         defer { CompressionOracles.removeScratch(scratch) }
         let body = TestBytes.random(50 << 20, seed: 50)
@@ -96,7 +96,7 @@ struct CompressionRoundTripTests {
             BodySource(segments: [BodySegment(.file(FileRange(path: source, length: size, expectedFileSize: size)))]),
             settings: CompressionSettings(level: 6, adaptive: false), to: .automatic)
         guard case .file(let file, _) = compressed else { Issue.record("expected a file"); return }
-        #expect(try CompressionOracles.verifiedInflation(of: file.path) == body)
+        #expect(try await CompressionOracles.verifiedInflation(of: file.path) == body)
         let back = scratch + "/back.bin"
         try DataDecompressor.uncompressDataFromFile(file.path, toFile: back)
         #expect(try Data(contentsOf: URL(fileURLWithPath: back)) == body)

@@ -17,45 +17,20 @@ struct CaptureRoundTripTests {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
-    /// Runs `executable` with `arguments` to completion on a GCD thread; its exit status and output.
+    /// Runs `executable` with `arguments` to completion (waited for off the concurrency pool, see
+    /// `SpawnedProcess`); its exit status and output (standard output and error together).
     static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                let process = Process()
-                process.executableURL = executable
-                process.arguments = arguments
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = pipe
-                do { try process.run() } catch { continuation.resume(throwing: error); return }
-                let output = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: output, as: UTF8.self)))
-            }
-        }
+        let process = try SpawnedProcess(executable.path, arguments, stdout: .pipe, stderr: .sameAsOutput)
+        let output = await SpawnedProcess.readToEnd(process.standardOutput!)
+        let ended = await process.wait()
+        return (ended.signalled ? 128 + ended.status : ended.status, String(decoding: output, as: UTF8.self))
     }
 
     /// Starts `formdata serve --port 0 --record directory` and returns the process and its base URL
-    /// (read from its first line, on a GCD thread).
-    private static func startServe(_ tool: URL, recording directory: URL) async throws -> (Process, URL) {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = ["serve", "--port", "0", "--record", directory.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let line: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var data = Data()
-                while !data.contains(10) {
-                    let chunk = pipe.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    data.append(chunk)
-                }
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
+    /// (read from its first line, on a thread of its own).
+    private static func startServe(_ tool: URL, recording directory: URL) async throws -> (SpawnedProcess, URL) {
+        let process = try SpawnedProcess(tool.path, ["serve", "--port", "0", "--record", directory.path], stdout: .pipe, stderr: .null)
+        let line = String(decoding: await SpawnedProcess.readFirstLine(process.standardOutput!), as: UTF8.self)
         guard let range = line.range(of: #"http://127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
             let url = URL(string: String(line[range]))
         else {
@@ -89,15 +64,10 @@ struct CaptureRoundTripTests {
         await Self.stop(serve)
     }
 
-    /// Stops the `formdata serve` child (SIGTERM) and waits for it on a GCD thread.
-    private static func stop(_ process: Process) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.terminate()
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+    /// Stops the `formdata serve` child (SIGTERM) and waits for it to exit.
+    private static func stop(_ process: SpawnedProcess) async {
+        process.signal(SIGTERM)
+        _ = await process.wait()
     }
 
     private func roundTrip(tool: URL, curl: String, url: URL, photo: URL, note: URL, captures: URL) async throws {

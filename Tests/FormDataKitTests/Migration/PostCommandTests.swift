@@ -16,7 +16,7 @@ struct PostCommandTests {
     @Test("user:pass:with:colons keeps the colons in the password")
     func passwordWithColons() async throws {
         let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let result = try await CaptureRoundTripTests.run(
             tool, ["post", server.url(1, "/upload").absoluteString, "-F", "a=b", "--user", "alice:p:w", "--transport", "curl"])

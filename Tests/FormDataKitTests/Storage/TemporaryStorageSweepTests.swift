@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FormDataKitTesting
 import Foundation
 import ProcessIsolation
 import Testing
@@ -133,28 +134,16 @@ struct TemporaryStorageSweepTests {
         try Self.makeStorageLike(dir)
         let lock = dir + "/" + Self.lockName
         // flock(1) holds the lock while `cat` runs; `cat` ends when its stdin is closed.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["-x", lock, "cat"]
-        let input = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = FileHandle.nullDevice
-        // Not waitUntilExit(): on Linux it spins the run loop (here: a concurrency-pool thread).
-        let exited = DispatchSemaphore(value: 0)
-        holder.terminationHandler = { _ in exited.signal() }
-        try holder.run()
-        defer {
-            try? input.fileHandleForWriting.close()
-            if holder.isRunning { holder.terminate() }
-        }
+        let holder = try SpawnedProcess("/usr/bin/flock", ["-x", lock, "cat"], stdin: .pipe, stdout: .null, stderr: .null)
+        defer { holder.signal(SIGKILL) }
         try await Self.waitUntilHeld(lock)
 
         #expect(TemporaryStorage.sweepStaleDirectories(in: scratch.path).isEmpty)
         #expect(FileManager.default.fileExists(atPath: dir + "/body-1-abc"), "a live directory was swept")
 
         // Once the holder ends, the same directory is stale.
-        try input.fileHandleForWriting.close()
-        #expect(exited.wait(timeout: .now() + 10) == .success)
+        try holder.standardInput!.close()
+        #expect(await holder.wait().succeeded)
         #expect(TemporaryStorage.sweepStaleDirectories(in: scratch.path) == [dir])
         #expect(!Self.exists(dir))
     }

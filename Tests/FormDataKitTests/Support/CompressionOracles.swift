@@ -1,4 +1,5 @@
 import Foundation
+import ProcessIsolation
 
 /// Independent gzip implementations to check FormDataKit's output against: the system `gzip`
 /// (its own deflate code) and Python's `zlib` module, run as child processes on files.
@@ -19,37 +20,31 @@ enum CompressionOracles {
     }
 
     /// Runs `/bin/sh -c script` with the arguments as `$1`…; returns the exit status and stderr.
+    /// The child is waited for on GCD threads (``ChildProcess``), never on the Swift concurrency
+    /// pool: gzip and Python take up to seconds on the larger inputs.
     @discardableResult
-    static func shell(_ script: String, _ arguments: [String] = []) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script, "sh"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+    static func shell(_ script: String, _ arguments: [String] = []) async throws -> (status: Int32, stderr: String) {
+        let result = try await ChildProcess.run("/bin/sh", ["-c", script, "sh"] + arguments)
+        return (result.signalled ? 128 + result.status : result.status, String(decoding: result.stderr, as: UTF8.self))
     }
 
     /// Whether `gzip -t` accepts the file at `path`.
-    static func gzipAccepts(_ path: String) throws -> Bool {
-        try shell("gzip -t < \"$1\"", [path]).status == 0
+    static func gzipAccepts(_ path: String) async throws -> Bool {
+        try await shell("gzip -t < \"$1\"", [path]).status == 0
     }
 
     /// The file at `path` decompressed by `gzip -dc`.
-    static func gzipDecompress(_ path: String) throws -> Data {
+    static func gzipDecompress(_ path: String) async throws -> Data {
         let out = path + ".gzip-out"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let result = try shell("gzip -dc < \"$1\" > \"$2\"", [path, out])
+        let result = try await shell("gzip -dc < \"$1\" > \"$2\"", [path, out])
         guard result.status == 0 else { throw Failure(description: "gzip -dc failed: \(result.stderr)") }
         return try Data(contentsOf: URL(fileURLWithPath: out))
     }
 
     /// The file at `path` decompressed by Python's zlib, requiring a gzip wrapper (wbits 31)
     /// and a complete stream with nothing after it.
-    static func pythonDecompress(_ path: String) throws -> Data {
+    static func pythonDecompress(_ path: String) async throws -> Data {
         let out = path + ".python-out"
         defer { try? FileManager.default.removeItem(atPath: out) }
         let script = """
@@ -65,13 +60,13 @@ enum CompressionOracles {
             if not d.eof or d.unused_data:
                 sys.exit('incomplete or trailing data')
             """
-        let result = try shell("python3 -c \"$1\" \"$2\" \"$3\"", [script, path, out])
+        let result = try await shell("python3 -c \"$1\" \"$2\" \"$3\"", [script, path, out])
         guard result.status == 0 else { throw Failure(description: "python zlib failed: \(result.stderr)") }
         return try Data(contentsOf: URL(fileURLWithPath: out))
     }
 
     /// `data` compressed by Python's zlib with window bits `wbits` (31: gzip, 15: zlib).
-    static func pythonCompress(_ data: Data, wbits: Int, scratch: String) throws -> Data {
+    static func pythonCompress(_ data: Data, wbits: Int, scratch: String) async throws -> Data {
         let input = scratch + "/py-in-\(UUID().uuidString)"
         let out = input + ".z"
         defer {
@@ -86,26 +81,26 @@ enum CompressionOracles {
                 dst.write(c.compress(src.read()))
                 dst.write(c.flush())
             """
-        let result = try shell("python3 -c \"$1\" \"$2\" \"$3\" \"$4\"", [script, input, out, String(wbits)])
+        let result = try await shell("python3 -c \"$1\" \"$2\" \"$3\" \"$4\"", [script, input, out, String(wbits)])
         guard result.status == 0 else { throw Failure(description: "python compress failed: \(result.stderr)") }
         return try Data(contentsOf: URL(fileURLWithPath: out))
     }
 
     /// Checks the gzip file at `path` with both oracles; returns what both inflated it to.
-    static func verifiedInflation(of path: String) throws -> Data {
-        guard try gzipAccepts(path) else { throw Failure(description: "gzip -t rejected \(path)") }
-        let byGzip = try gzipDecompress(path)
-        let byPython = try pythonDecompress(path)
+    static func verifiedInflation(of path: String) async throws -> Data {
+        guard try await gzipAccepts(path) else { throw Failure(description: "gzip -t rejected \(path)") }
+        let byGzip = try await gzipDecompress(path)
+        let byPython = try await pythonDecompress(path)
         guard byGzip == byPython else { throw Failure(description: "gzip and python disagree on \(path)") }
         return byGzip
     }
 
     /// Writes `data` to a new file in `scratch` and verifies it like ``verifiedInflation(of:)``.
-    static func verifiedInflation(of data: Data, scratch: String) throws -> Data {
+    static func verifiedInflation(of data: Data, scratch: String) async throws -> Data {
         let path = scratch + "/check-\(UUID().uuidString).gz"
         defer { try? FileManager.default.removeItem(atPath: path) }
         try data.write(to: URL(fileURLWithPath: path))
-        return try verifiedInflation(of: path)
+        return try await verifiedInflation(of: path)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessIsolation
 import Testing
 @testable import FormDataKit
 
@@ -57,23 +58,14 @@ func randomData(_ count: Int, seed: UInt64) -> Data {
 }
 
 /// Runs a Python script from Tests/FormDataKitTests/Support with `arguments`; returns stdout.
-func runPython(_ script: String, _ arguments: [String]) throws -> Data {
+/// The child is waited for on GCD threads (``ChildProcess``), never on the Swift concurrency pool.
+func runPython(_ script: String, _ arguments: [String]) async throws -> Data {
     let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", here.appendingPathComponent(script).path] + arguments
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errors = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PythonFailure(message: String(decoding: errors, as: UTF8.self))
+    let result = try await ChildProcess.run("/usr/bin/env", ["python3", here.appendingPathComponent(script).path] + arguments)
+    guard result.status == 0, !result.signalled else {
+        throw PythonFailure(message: String(decoding: result.stderr, as: UTF8.self))
     }
-    return data
+    return result.stdout
 }
 
 struct PythonFailure: Error, CustomStringConvertible {

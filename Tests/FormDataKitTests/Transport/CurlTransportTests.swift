@@ -9,7 +9,7 @@ import Testing
 struct EdgeServer {
     let server: PythonServer
 
-    init() throws { server = try PythonServer(script: "edge_server.py") }
+    init() async throws { server = try await PythonServer(script: "edge_server.py") }
 
     /// The URL of `path` on 127.0.0.`host` (1 or 2).
     func url(_ host: Int, _ path: String) -> URL {
@@ -79,7 +79,7 @@ struct CurlTransportTests {
     func exactLengthNoSpool() async throws {
         let file = try Support.makeFile(size: 3_000_000, seed: 71)
         defer { file.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/upload"), file: file.path, transport: CurlTransport.shared)
         try request.buildPostBody()
@@ -103,7 +103,7 @@ struct CurlTransportTests {
     func redirect307AcrossOrigins(kind: TransportKind) async throws {
         let file = try Support.makeFile(size: 2_000_000, seed: 72)
         defer { file.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let target = server.url(2, "/upload")
         let request = try Self.formRequest(server.redirect(1, code: 307, to: target), file: file.path, transport: kind.transport)
@@ -139,7 +139,7 @@ struct CurlTransportTests {
 
     @Test("308 on the same origin keeps method, body and Authorization")
     func redirect308SameOrigin() async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.redirect(1, code: 308, to: server.url(1, "/upload")), file: nil,
                                            transport: CurlTransport.shared)
@@ -157,7 +157,7 @@ struct CurlTransportTests {
     @Test("301, 302 and 303 become a GET without a body; credentials stay behind",
           arguments: TransportKind.allCases, [301, 302, 303])
     func redirectToGet(kind: TransportKind, code: Int) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.redirect(1, code: code, to: server.url(2, "/upload")), file: nil,
                                            transport: kind.transport)
@@ -173,7 +173,7 @@ struct CurlTransportTests {
 
     @Test("a redirect loop ends after five redirects with tooMuchRedirection (ASI code 9)", arguments: TransportKind.allCases)
     func tooManyRedirects(kind: TransportKind) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         // Each hop points at itself.
         let request = FormDataRequest(url: server.url(1, "/loop"))
@@ -193,7 +193,7 @@ struct CurlTransportTests {
     @Test("a header with CR/LF handed straight to a transport is refused before anything goes out",
           arguments: TransportKind.allCases)
     func headerInjectionRefusedByTransport(kind: TransportKind) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let sent = TransportRequest(url: server.url(1, "/upload"), method: "POST",
                                     headers: [(name: "X-Evil", value: "a\r\nInjected: 1")],
@@ -207,7 +207,7 @@ struct CurlTransportTests {
 
     @Test("the server's own reason phrase is ASI's responseStatusMessage")
     func reasonPhrase() async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/reason"), file: nil, transport: CurlTransport.shared)
         _ = try await request.start()
@@ -216,7 +216,7 @@ struct CurlTransportTests {
 
     @Test("a response body past maximumResponseSize stops the transfer with responseTooLarge")
     func rawResponseLimit() async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/big/3000000"), file: nil, transport: CurlTransport.shared)
         request.maximumResponseSize = 1_000_000
@@ -228,7 +228,7 @@ struct CurlTransportTests {
     @Test("a raw (unencoded) response body past maximumResponseSize fails with responseTooLarge on every transport",
           arguments: TransportKind.allCases)
     func rawResponseLimitEveryTransport(kind: TransportKind) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/big/3000000"), file: nil, transport: kind.transport)
         request.maximumResponseSize = 1_000_000
@@ -238,7 +238,7 @@ struct CurlTransportTests {
     @Test("an infinite or huge timeOutSeconds means no timeout (no trap converting it)", arguments: TransportKind.allCases,
           [Double.infinity, 1e10])
     func hugeTimeouts(kind: TransportKind, timeout: Double) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/upload"), file: nil, transport: kind.transport)
         request.timeOutSeconds = timeout
@@ -247,7 +247,7 @@ struct CurlTransportTests {
 
     @Test("a doubly gzipped response is inflated once: the body is the inner gzip", arguments: TransportKind.allCases)
     func doubleGzipInflatedOnce(kind: TransportKind) async throws {
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/double-gzip"), file: nil, transport: kind.transport)
         let body = try await request.start().body
@@ -263,7 +263,7 @@ struct CurlTransportTests {
     func fileChangedWhileStreaming() async throws {
         let file = try Support.makeFile(size: 1_000_000, seed: 73)
         defer { file.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let request = try Self.formRequest(server.url(1, "/upload"), file: file.path, transport: CurlTransport.shared)
         try request.buildPostBody()
@@ -282,7 +282,7 @@ struct CurlTransportTests {
     func concurrentStartSynchronous() async throws {
         let file = try Self.sparseFile(size: 32 << 20)
         defer { file.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         // The server never reads: the first send stays in flight until it is cancelled.
         let request = try Self.formRequest(server.url(1, "/stall"), file: file.path, transport: CurlTransport.shared)
@@ -316,7 +316,7 @@ struct CurlTransportTests {
     func cancelsAndEarlyAnswers() async throws {
         let file = try Self.sparseFile(size: 64 << 20)
         defer { file.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let transport = CurlTransport()
         for _ in 0..<50 {
@@ -365,7 +365,7 @@ struct HeadOfLineTests {
         try await Isolation.run(case: kind.rawValue, isolate: kind == .asyncHTTPClient) {
         let big = try CurlTransportTests.sparseFile(size: 32 << 20)
         defer { big.remove() }
-        let server = try EdgeServer()
+        let server = try await EdgeServer()
         defer { server.stop() }
         let ahc = kind == .asyncHTTPClient ? AsyncHTTPClientTransport() : nil
         let transport: any FormDataTransport = ahc ?? CurlTransport()

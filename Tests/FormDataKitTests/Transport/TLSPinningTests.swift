@@ -39,11 +39,11 @@ struct TLSPinningTests {
 
     @Test("a pinned self-signed certificate is accepted; another certificate is rejected", arguments: Kind.allCases)
     func selfSignedPinning(kind: Kind) async throws {
-        let certificates = try await TransportTestSupport.blocking { try TestCertificates.make() }
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let serverA = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
+        let serverA = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { serverA.stop() }
-        let serverB = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key) }
+        let serverB = try await HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key)
         defer { serverB.stop() }
 
         let accepted = try await Self.send(to: serverA, pinning: [certificates.selfSignedA.certificate], kind: kind)
@@ -64,11 +64,11 @@ struct TLSPinningTests {
     @Test("\"only this CA\": a server whose chain ends in the pinned CA is accepted, a self-signed one is not",
           arguments: Kind.allCases)
     func certificateAuthorityPinning(kind: Kind) async throws {
-        let certificates = try await TransportTestSupport.blocking { try TestCertificates.make() }
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let issued = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.issued.chain, key: certificates.issued.key) }
+        let issued = try await HTTPSTestServer(certificateChain: certificates.issued.chain, key: certificates.issued.key)
         defer { issued.stop() }
-        let other = try await TransportTestSupport.blocking { try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key) }
+        let other = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { other.stop() }
 
         let accepted = try await Self.send(to: issued, pinning: [certificates.certificateAuthority], kind: kind)
@@ -82,11 +82,9 @@ struct TLSPinningTests {
 
     @Test("a redirect from https to http is refused, naming both URLs", arguments: Kind.allCases)
     func httpsToHTTPRefused(kind: Kind) async throws {
-        let certificates = try await TransportTestSupport.blocking { try TestCertificates.make() }
+        let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
-        let server = try await TransportTestSupport.blocking {
-            try HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
-        }
+        let server = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { server.stop() }
         let plain = try await FormReceiver.start(host: "127.0.0.2")
         let target = plain.url("/upload")

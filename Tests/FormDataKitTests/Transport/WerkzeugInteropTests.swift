@@ -8,9 +8,9 @@ final class WerkzeugServer: Sendable {
     let server: PythonServer
     var port: Int { server.ports[0] }
 
-    init() throws {
+    init() async throws {
         do {
-            server = try PythonServer(script: "form_server.py")
+            server = try await PythonServer(script: "form_server.py")
         } catch {
             throw TransportTestSupport.Failure(description: "form_server.py did not start (is werkzeug installed?): \(error)")
         }
@@ -75,7 +75,7 @@ struct WerkzeugInteropTests {
     @Test("random forms (non-ASCII, binary files, gzip, URL-encoded) match field for field", arguments: 0..<6)
     func randomForms(seed: Int) async throws {
         // Starting and stopping the child process block: do both off the concurrency pool.
-        let server = try await Support.blocking { Result { try WerkzeugServer() } }.get()
+        let server = try await WerkzeugServer()
         var scratch: [ScratchFile] = []
         do {
             try await send(seed: seed, to: server, scratch: &scratch)

@@ -3,13 +3,14 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FormDataKitTesting
 import Foundation
 
 /// One long-lived Python process (Support/form_oracle.py) parsing bodies with Werkzeug and with
-/// the stdlib `email` package. Requests are written and answers read on a private serial queue,
-/// never on the Swift concurrency pool.
+/// the stdlib `email` package. Requests are written and answers read one at a time on threads of
+/// their own, never on the Swift concurrency pool.
 final class PythonOracle: @unchecked Sendable {
-    // `@unchecked`: `buffer` and the pipes are touched only on `queue`.
+    // `@unchecked`: `buffer`, the process and the pipes are touched only under `serial`.
     /// What one parser reported.
     struct Result: Decodable, Sendable {
         var fields: [[String]]?
@@ -48,8 +49,9 @@ final class PythonOracle: @unchecked Sendable {
     /// The oracle every test in this run shares (started on first use).
     static let shared = PythonOracle()
 
-    private let queue = DispatchQueue(label: "ReliabilityTests.PythonOracle")
-    private var process: Process?
+    /// Held by the one parse in flight (on its own thread).
+    private let serial = NSLock()
+    private var process: SpawnedProcess?
     private var input: FileHandle?
     private var outputFD: Int32 = -1
     private var buffer = Data()
@@ -57,23 +59,12 @@ final class PythonOracle: @unchecked Sendable {
     private func startIfNeeded() throws {
         if let process, process.isRunning { return }
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("form_oracle.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        try process.run()
+        let process = try SpawnedProcess("/usr/bin/env", ["python3", script.path], stdin: .pipe, stdout: .pipe, stderr: .inherit)
         self.process = process
-        input = stdin.fileHandleForWriting
-        outputFD = stdout.fileHandleForReading.fileDescriptor
-        // Keep the read handle alive with the process.
-        readHandle = stdout.fileHandleForReading
+        input = process.standardInput
+        outputFD = process.standardOutput!.fileDescriptor
         buffer = Data()
     }
-
-    private var readHandle: FileHandle?
 
     private func readLine() throws -> Data {
         while true {
@@ -93,7 +84,11 @@ final class PythonOracle: @unchecked Sendable {
     /// Parses the body in the file at `path` (gzip-compressed when `gzip`) with both parsers.
     func parse(path: String, contentType: String, gzip: Bool) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
+            // A thread of its own (not a dispatch queue, whose threads Swift concurrency shares
+            // on Linux): the parse blocks on the Python child.
+            Thread.detachNewThread {
+                self.serial.lock()
+                defer { self.serial.unlock() }
                 do {
                     try self.startIfNeeded()
                     let request: [String: Any] = ["path": path, "content_type": contentType, "gzip": gzip]

@@ -1,13 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FormDataKitTesting
 import Foundation
 import ProcessIsolation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// Child processes for the fault tests, waited for on GCD threads (never on the Swift
+/// Child processes for the fault tests, waited for on threads of their own (never on the Swift
 /// concurrency pool).
 enum Subprocess {
     /// The `reliability-helper` executable built beside the test binary.
@@ -50,36 +51,24 @@ final class Locked<Value>: @unchecked Sendable {
 
 /// The misbehaving server (Support/fault_server.py), one per test that needs it.
 final class FaultServer: @unchecked Sendable {
-    let process: Process
-    let input: Pipe
+    let process: SpawnedProcess
     let port: Int
 
-    private init(process: Process, input: Pipe, port: Int) {
+    private init(process: SpawnedProcess, port: Int) {
         self.process = process
-        self.input = input
         self.port = port
     }
 
     static func start() async throws -> FaultServer {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fault_server.py")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let line: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes: [UInt8] = []
-                var byte: UInt8 = 0
-                while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
+        let process = try SpawnedProcess("/usr/bin/env", ["python3", script.path], stdin: .pipe, stdout: .pipe, stderr: .inherit)
+        let first = await SpawnedProcess.readFirstLine(process.standardOutput!)
+        let line = String(decoding: first.prefix { $0 != 0x0A }, as: UTF8.self)
+        guard let port = Int(line) else {
+            process.signal(SIGKILL)
+            throw PythonOracle.Failure(description: "fault_server.py did not start: \(line)")
         }
-        guard let port = Int(line) else { throw PythonOracle.Failure(description: "fault_server.py did not start: \(line)") }
-        return FaultServer(process: process, input: input, port: port)
+        return FaultServer(process: process, port: port)
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
@@ -102,22 +91,18 @@ final class FaultServer: @unchecked Sendable {
         try await log().filter { $0["path"] as? String == path }
     }
 
+    /// Closes the server's standard input (it exits) and waits for it.
     func stop() async {
-        try? input.fileHandleForWriting.close()
-        let process = self.process
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
+        try? process.standardInput?.close()
+        _ = await process.wait()
     }
 }
 
-/// Runs CPU- or I/O-heavy synchronous `work` on a GCD thread, so a test never holds one of the
-/// few Swift concurrency pool threads (other suites' servers need them) for long.
+/// Runs CPU- or I/O-heavy synchronous `work` on a thread of its own, so a test never holds one
+/// of the few Swift concurrency pool threads (other suites' servers need them) for long. Not a
+/// GCD queue: on Linux, Swift concurrency runs on GCD's global queues' threads.
 func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
     }
 }

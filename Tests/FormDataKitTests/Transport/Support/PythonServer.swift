@@ -9,9 +9,10 @@ final class PythonServer: Sendable {
     var ports: [Int] { process.ports }
 
     /// Starts `script` (a file name in this folder); throws when it does not print its ports.
-    init(script: String) throws {
+    /// Waits for the script's start off the Swift concurrency pool (see ``PortAnnouncingProcess``).
+    init(script: String) async throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(script).path
-        process = try PortAnnouncingProcess(arguments: ["python3", path]) { text in
+        process = try await PortAnnouncingProcess(arguments: ["python3", path]) { text in
             TransportTestSupport.Failure(description: "\(script) did not start: \(text)")
         }
     }
