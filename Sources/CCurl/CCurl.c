@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // Function types of the libcurl symbols used (declared here: libcurl's headers are not needed).
@@ -23,6 +24,9 @@ typedef int (*multi_handle_fn)(void *, void *);
 typedef int (*multi_perform_fn)(void *, int *);
 typedef int (*multi_poll_fn)(void *, void *, unsigned int, int, int *);
 typedef int (*multi_wakeup_fn)(void *);
+typedef void *(*share_init_fn)(void);
+typedef int (*share_cleanup_fn)(void *);
+typedef int (*share_setopt_fn)(void *, int, ...);
 
 // libcurl's CURLMsg: { CURLMSG msg; CURL *easy_handle; union { void *whatever; CURLcode result; } data; }
 struct ccurl_message {
@@ -62,6 +66,9 @@ static struct {
     multi_poll_fn multi_poll;
     multi_wakeup_fn multi_wakeup;
     multi_info_read_fn multi_info_read;
+    share_init_fn share_init;
+    share_cleanup_fn share_cleanup;
+    share_setopt_fn share_setopt;
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -116,6 +123,9 @@ static void load_library(void) {
     BIND(multi_poll, "curl_multi_poll");       // libcurl 7.66
     BIND(multi_wakeup, "curl_multi_wakeup");   // libcurl 7.68
     BIND(multi_info_read, "curl_multi_info_read");
+    BIND(share_init, "curl_share_init");
+    BIND(share_cleanup, "curl_share_cleanup");
+    BIND(share_setopt, "curl_share_setopt");
 #undef BIND
     int code = api.global_init(CCURL_GLOBAL_ALL);
     if (code != 0) {
@@ -193,5 +203,55 @@ int ccurl_multi_next_done(void *multi, void **easy, int *result) {
             return 1;
         }
     }
+    return 0;
+}
+
+// A cookie share handle with its own locks: libcurl calls the lock functions around every use
+// of the shared data, from whichever thread uses (or cleans up) an easy handle attached to it.
+#define CCURL_SHOPT_SHARE 1
+#define CCURL_SHOPT_LOCKFUNC 3
+#define CCURL_SHOPT_UNLOCKFUNC 4
+#define CCURL_SHOPT_USERDATA 5
+#define CCURL_LOCK_DATA_COOKIE 2
+#define CCURL_LOCK_DATA_LAST 8
+
+struct ccurl_cookie_share {
+    void *share;
+    pthread_mutex_t locks[CCURL_LOCK_DATA_LAST];
+};
+
+static void ccurl_share_lock(void *handle, int data, int access, void *user) {
+    (void)handle; (void)access;
+    struct ccurl_cookie_share *owner = user;
+    if (data >= 0 && data < CCURL_LOCK_DATA_LAST) pthread_mutex_lock(&owner->locks[data]);
+}
+
+static void ccurl_share_unlock(void *handle, int data, void *user) {
+    (void)handle;
+    struct ccurl_cookie_share *owner = user;
+    if (data >= 0 && data < CCURL_LOCK_DATA_LAST) pthread_mutex_unlock(&owner->locks[data]);
+}
+
+void *ccurl_cookie_share_create(void) {
+    struct ccurl_cookie_share *owner = calloc(1, sizeof *owner);
+    if (owner == NULL) return NULL;
+    owner->share = api.share_init();
+    if (owner->share == NULL) { free(owner); return NULL; }
+    for (int index = 0; index < CCURL_LOCK_DATA_LAST; index++) pthread_mutex_init(&owner->locks[index], NULL);
+    api.share_setopt(owner->share, CCURL_SHOPT_LOCKFUNC, ccurl_share_lock);
+    api.share_setopt(owner->share, CCURL_SHOPT_UNLOCKFUNC, ccurl_share_unlock);
+    api.share_setopt(owner->share, CCURL_SHOPT_USERDATA, owner);
+    api.share_setopt(owner->share, CCURL_SHOPT_SHARE, (long)CCURL_LOCK_DATA_COOKIE);
+    return owner;
+}
+
+void *ccurl_cookie_share_handle(void *owner) { return ((struct ccurl_cookie_share *)owner)->share; }
+
+int ccurl_cookie_share_destroy(void *pointer) {
+    struct ccurl_cookie_share *owner = pointer;
+    int code = api.share_cleanup(owner->share);
+    if (code != 0) return code; // still in use: leave it (a leak, never a crash)
+    for (int index = 0; index < CCURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&owner->locks[index]);
+    free(owner);
     return 0;
 }

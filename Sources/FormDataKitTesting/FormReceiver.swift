@@ -23,6 +23,8 @@ import Foundation
 /// On other routes the raw body is hashed unless the query has `sha256=0`.
 /// - `/gzip` — answers with a gzip-compressed body (`Content-Encoding: gzip`).
 /// - `/auth/<user>/<password>` — 401 unless `Authorization: Basic` matches.
+/// - `/cookie?set=<name>=<value>` — answers with `Set-Cookie: <name>=<value>; Path=/` (the
+///   request's own `Cookie` header is in ``ReceivedRequest/headers`` as for every route).
 /// - anything else — parses and answers 200.
 ///
 /// Limits (any web page can make a browser send requests to 127.0.0.1, so what one request can
@@ -203,6 +205,9 @@ public final class FormReceiver: Sendable {
             return .init(status: 200, headers: jsonHeaders, body: json)
         case "gzip":
             return .init(status: 200, headers: jsonHeaders + [(name: "Content-Encoding", value: "gzip")], body: GzipCompress.compress(json))
+        case "cookie":
+            let cookies = request.query.filter { $0.name == "set" && !$0.value.contains(where: \.isNewline) }.map { (name: "Set-Cookie", value: "\($0.value); Path=/") }
+            return .init(status: 200, headers: jsonHeaders + cookies, body: json)
         case "auth":
             let expected = parts.count > 2
                 ? "Basic " + Data("\(parts[1]):\(parts[2])".utf8).base64EncodedString() : ""

@@ -1,3 +1,4 @@
+import FormDataKit
 import Foundation
 
 /// What two ``FormSnapshot``s may differ in and still be equivalent.

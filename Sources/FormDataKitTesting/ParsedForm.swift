@@ -1,3 +1,4 @@
+import FormDataKit
 import Foundation
 
 /// A form as a receiver parsed it: value fields and file parts, in body order.

@@ -63,4 +63,12 @@ int ccurl_multi_wakeup(void *multi);
 /// returns 1 and sets `easy` and `result`, or returns 0 when no transfer has finished.
 int ccurl_multi_next_done(void *multi, void **easy, int *result);
 
+/// A cookie jar shared by easy handles: a `curl_share_init` handle sharing cookies, with lock
+/// callbacks (one mutex per data kind) so handles on any thread may use and release it.
+void *ccurl_cookie_share_create(void);
+/// The libcurl share handle, for `CURLOPT_SHARE`.
+void *ccurl_cookie_share_handle(void *owner);
+/// Releases the share (`curl_share_cleanup`); nonzero (and nothing freed) while handles use it.
+int ccurl_cookie_share_destroy(void *owner);
+
 #endif

@@ -84,6 +84,15 @@ extension FormDataRequest {
              $0.maximumDecompressedResponseSize, $0.maximumResponseSize)
         }
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
+        let network = networkOptions()
+        let chosenTransport = transport
+        let transportAnswersChallenges = chosenTransport.answersAuthenticationChallenges
+        if !transportAnswersChallenges, let option = Self.optionOnlyCurlApplies(in: network) {
+            // Never a silently different request: a setting the transport cannot apply is an error.
+            return .failure(.unableToCreateRequest(underlying: UnderlyingError(
+                domain: "FormDataKit", code: 0,
+                message: "\(option) is set but \(type(of: chosenTransport)) cannot apply it; send with CurlTransport")))
+        }
         return state.withLock { state in
             guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 state.url.host != nil
@@ -104,8 +113,14 @@ extension FormDataRequest {
             if !has("User-Agent") {
                 headers.append((name: "User-Agent", value: userAgent ?? Self.defaultUserAgentString))
             }
-            if !has("Authorization"), let username {
-                headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
+            if !transportAnswersChallenges {
+                // The transport sends what it is given: Basic credentials and cookies as headers.
+                if !has("Authorization"), let username, network.presentsCredentialsBeforeChallenge {
+                    headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
+                }
+                if !has("Cookie"), !network.requestCookies.isEmpty {
+                    headers.append((name: "Cookie", value: network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
+                }
             }
             // Headers set after the build (or a user agent) are checked here, as they go out.
             for header in headers {
@@ -133,8 +148,22 @@ extension FormDataRequest {
                 timeoutInterval: timeout)
             request.maximumDecompressedResponseSize = responseLimit
             request.maximumResponseSize = rawResponseLimit
+            request.network = network
             return .success((request, file))
         }
+    }
+
+    /// The first network setting in `network` that only ``CurlTransport`` applies, by its
+    /// property name; nil when there is none.
+    static func optionOnlyCurlApplies(in network: NetworkOptions) -> String? {
+        if network.proxy != nil { return "proxyHost" }
+        if network.maximumUploadBytesPerSecond > 0 { return "maxUploadBytesPerSecond (or maxBandwidthPerSecond)" }
+        if !network.pinnedPublicKeyHashes.isEmpty { return "pinnedPublicKeyHashes" }
+        if network.clientCertificate != nil { return "clientCertificate" }
+        if !network.trustedCertificates.isEmpty { return "trustedCertificates" }
+        if !network.validatesSecureCertificate { return "validatesSecureCertificate = false" }
+        if !network.validatesHostName { return "validatesHostName = false" }
+        return nil
     }
 
     /// Removes the temporary body file of the last send and forgets the built body it belonged

@@ -186,6 +186,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
                 state.responseHeaders = response.headers
                 state.responseData = response.body
                 state.responseURL = response.url
+                state.authentication = response.authentication
                 progress.completedUnitCount = progress.totalUnitCount
             case .failure(let error):
                 state.error = error

@@ -13,6 +13,16 @@ struct SendingState {
     var numberOfTimesToRetryOnTimeout = 0
     var username: String?
     var password: String?
+    /// Everything of ``NetworkOptions`` but the credentials (kept in `username`/`password`/`domain`)
+    /// and the proxy (kept in the `proxy…` fields).
+    var network = NetworkOptions()
+    var domain: String?
+    var proxyHost: String?
+    var proxyPort = 0
+    var proxyType = NetworkOptions.ProxyType.http
+    var proxyUsername: String?
+    var proxyPassword: String?
+    var proxyDomain: String?
     var allowCompressedResponse = true
     var userAgentString: String?
     var maximumDecompressedResponseSize = FormDataRequest.defaultMaximumDecompressedResponseSize
@@ -42,6 +52,7 @@ struct SendingState {
     var responseHeaders: [String: String]?
     var responseData: Data?
     var responseURL: URL?
+    var authentication = AuthenticationOutcome()
 
     /// Clears the results of an earlier send.
     mutating func resetResults() {
@@ -53,6 +64,7 @@ struct SendingState {
         responseHeaders = nil
         responseData = nil
         responseURL = nil
+        authentication = AuthenticationOutcome()
         cancelRequested = false
         currentTask = nil
     }

@@ -14,6 +14,9 @@ public struct FormDataResponse: Sendable, Equatable {
     public var reasonPhrase: String?
     /// The URL that answered, after redirects; nil when the transport does not say.
     public var url: URL?
+    /// How the request authenticated, when the transport answers challenges itself
+    /// (``FormDataTransport/answersAuthenticationChallenges``).
+    public var authentication = AuthenticationOutcome()
 
     /// A response with the given parts.
     public init(statusCode: Int, headers: [String: String], body: Data, reasonPhrase: String? = nil, url: URL? = nil) {

@@ -17,11 +17,18 @@ public protocol FormDataTransport: Sendable {
     /// its segments as it sends them. When true, ``FormDataRequest`` does not spool an uncompressed
     /// body to a temporary file before handing it over. False by default.
     var streamsBodySource: Bool { get }
+
+    /// Whether this transport sends ``TransportRequest/network``'s credentials itself and answers
+    /// authentication challenges (Digest, NTLM) with them. When false, ``FormDataRequest`` sends
+    /// Basic credentials in an `Authorization` header of its own. False by default.
+    var answersAuthenticationChallenges: Bool { get }
 }
 
 extension FormDataTransport {
     /// False: the transport is given bodies in memory or in a file (spooled when needed).
     public var streamsBodySource: Bool { false }
+    /// False: credentials reach the transport as an `Authorization: Basic` header.
+    public var answersAuthenticationChallenges: Bool { false }
 }
 
 /// A send in flight, returned by ``FormDataTransport/start(_:observer:)``.
@@ -91,6 +98,9 @@ public struct TransportRequest: Sendable, Equatable {
     /// enforces it stops receiving past it and completes with
     /// ``FormDataError/responseTooLarge(limit:)``. 256 MiB unless set.
     public var maximumResponseSize: UInt64 = FormDataRequest.defaultMaximumResponseSize
+    /// Authentication, proxy, bandwidth, TLS and cookie settings (see ``NetworkOptions`` for
+    /// which transports apply which).
+    public var network = NetworkOptions()
 
     /// A request with all its parts.
     public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
@@ -112,6 +122,7 @@ public struct TransportRequest: Sendable, Equatable {
             && lhs.timeoutInterval == rhs.timeoutInterval
             && lhs.maximumDecompressedResponseSize == rhs.maximumDecompressedResponseSize
             && lhs.maximumResponseSize == rhs.maximumResponseSize
+            && lhs.network == rhs.network
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }

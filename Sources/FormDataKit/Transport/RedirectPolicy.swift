@@ -65,6 +65,9 @@ package struct RedirectPolicy: Sendable, Equatable {
         }
         if !Self.sameOrigin(request.url, location) {
             next.headers.removeAll { Self.credentialHeaders.contains($0.name.lowercased()) }
+            // Nor do the request's own credentials and cookies (the jar applies its own rules).
+            next.network.credentials = nil
+            next.network.requestCookies = []
         }
         return .follow(next)
     }

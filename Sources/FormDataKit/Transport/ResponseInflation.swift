@@ -3,6 +3,17 @@ import Foundation
 /// Turns a received response into a ``FormDataResponse``: inflates a gzip body, and reports
 /// 401/407 as ``FormDataError/authenticationNeeded(underlying:)`` as ASIHTTPRequest did.
 package enum ResponseInflation {
+    /// ``FormDataError/authenticationNeeded(underlying:)`` for a 401 or 407 `head`, naming the
+    /// scheme (and realm) the challenge asks for, so "Digest" or "NTLM" tells what to give.
+    package static func authenticationNeeded(_ head: TransportResponseHead) -> FormDataError {
+        let challenge = head.header(head.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate")
+        let asked = challenge.map { value -> String in
+            let realm = AuthenticationOutcome.realm(in: value).map { ", realm \"\($0)\"" } ?? ""
+            return " (\(head.statusCode == 407 ? "the proxy" : "the server") asks for \(AuthenticationOutcome.scheme(of: value))\(realm))"
+        } ?? ""
+        return .authenticationNeeded(underlying: UnderlyingError(domain: "HTTP", code: head.statusCode, message: head.statusLine + asked))
+    }
+
     /// The response for `head` and the received `body`. `alreadyDecoded`: the transport undid
     /// the content encoding itself (libcurl), so the body is never inflated again here.
     package static func response(
@@ -11,8 +22,7 @@ package enum ResponseInflation {
         alreadyDecoded: Bool = false
     ) -> Result<FormDataResponse, FormDataError> {
         if head.statusCode == 401 || head.statusCode == 407 {
-            return .failure(.authenticationNeeded(underlying: UnderlyingError(
-                domain: "HTTP", code: head.statusCode, message: head.statusLine)))
+            return .failure(authenticationNeeded(head))
         }
         var body = body
         if alreadyDecoded {

@@ -314,10 +314,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         } else if record.limitExceeded {
             result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
         } else if let challenge = record.challenged, error != nil {
-            let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
-            result = .failure(.authenticationNeeded(underlying: UnderlyingError(
-                domain: "HTTP", code: status,
-                message: TransportResponseHead(statusCode: status, headers: [:]).statusLine)))
+            let failure = challenge.failureResponse as? HTTPURLResponse
+            result = .failure(ResponseInflation.authenticationNeeded(TransportResponseHead(
+                statusCode: failure?.statusCode ?? 401, headers: failure.map(Self.headers(of:)) ?? [:])))
         } else if let error {
             result = .failure(Self.map(error, bodyPath: record.bodyPath))
         } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({

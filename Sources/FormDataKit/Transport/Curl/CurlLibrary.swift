@@ -55,6 +55,39 @@ enum CurlOption {
     static let sslVerifyPeer = long + 64
     static let sslVerifyHost = long + 81
     static let caInfoBlob = blob + 309
+    static let proxy = objectPoint + 4
+    static let cookie = objectPoint + 22
+    static let sslCert = objectPoint + 25
+    static let keyPassword = objectPoint + 26
+    static let cookieFile = objectPoint + 31
+    static let cookieJar = objectPoint + 82
+    static let sslCertType = objectPoint + 86
+    static let sslKey = objectPoint + 87
+    static let share = objectPoint + 100
+    static let proxyType = long + 101
+    static let httpAuth = long + 107
+    static let proxyAuth = long + 111
+    static let maxSendSpeedLarge = offT + 145
+    static let username = objectPoint + 173
+    static let password = objectPoint + 174
+    static let proxyUsername = objectPoint + 175
+    static let proxyPassword = objectPoint + 176
+    static let pinnedPublicKey = objectPoint + 230
+}
+
+/// `CURLAUTH_*` bits and `CURLPROXY_*` values.
+enum CurlAuth {
+    static let basic = 1 << 0
+    static let digest = 1 << 1
+    static let negotiate = 1 << 2
+    static let ntlm = 1 << 3
+    /// `CURLAUTH_ANY` without the legacy `DIGEST_IE` bit: every scheme libcurl has, probed first.
+    static let any = ~(1 << 4)
+    /// The schemes answered when a server challenges after pre-emptive Basic, most secure first.
+    static let challengeSchemes: [(bit: Int, name: String)] = [(negotiate, "Negotiate"), (ntlm, "NTLM"), (digest, "Digest"), (basic, "Basic")]
+
+    static let proxyHTTP = 0
+    static let proxySOCKS5Hostname = 7
 }
 
 /// `CURLINFO` numbers.
@@ -64,6 +97,8 @@ enum CurlInfo {
     static let responseCode = long + 2
     static let redirectURL = string + 31
     static let osErrno = long + 25
+    static let httpAuthAvailable = long + 23
+    static let proxyAuthAvailable = long + 24
 }
 
 /// `CURLMoption` numbers.
@@ -85,6 +120,11 @@ enum CurlCode {
     static let abortedByCallback: Int32 = 42
     static let tooManyRedirects: Int32 = 47
     static let badContentEncoding: Int32 = 61
+    static let sslConnectError: Int32 = 35
+    static let sslCertProblem: Int32 = 58
+    static let peerFailedVerification: Int32 = 60
+    static let loginDenied: Int32 = 67
+    static let pinnedPublicKeyMismatch: Int32 = 90
 }
 
 /// Return values of libcurl callbacks.

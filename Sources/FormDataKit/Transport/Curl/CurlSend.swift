@@ -21,6 +21,10 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     var current: CurlTransfer?
     private var redirects = 0
     private var headReported = false
+    /// The `CURLAUTH_*` schemes the hops may answer with (0 without credentials).
+    private var authSchemes: Int
+    /// Hops sent again to answer a challenge.
+    private var authRetries = 0
 
     private let lock = NSLock()
     private var latestSent: Int64 = 0
@@ -34,6 +38,13 @@ final class CurlSend: TransportTask, @unchecked Sendable {
         self.observer = observer
         self.followsRedirects = transport.configuration.followsRedirects
         self.policy = RedirectPolicy(maximumRedirects: transport.configuration.maximumRedirects)
+        if request.network.credentials == nil {
+            authSchemes = 0
+        } else {
+            // Pre-emptive: Basic goes with the first request (ASI's default); otherwise libcurl
+            // sends the first request bare and answers whatever the server asks for.
+            authSchemes = request.network.presentsCredentialsBeforeChallenge ? CurlAuth.basic : CurlAuth.any
+        }
     }
 
     /// Cancels the send: its transfer is taken out of libcurl at once and the observer completes
@@ -46,10 +57,38 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     /// The first transfer, set up.
     func makeFirstTransfer() throws(FormDataError) -> CurlTransfer {
-        let transfer = CurlTransfer(send: self, request: originalRequest)
+        let transfer = CurlTransfer(send: self, request: originalRequest, authSchemes: authSchemes)
         try transfer.prepare(configuration: transport.configuration)
         current = transfer
         return transfer
+    }
+
+    /// A 401 after pre-emptive Basic that offers another scheme: the same request again, answering
+    /// that scheme (libcurl probes, then answers, re-sending the body from its parts); nil when
+    /// there is nothing else to try.
+    private func transferAnsweringChallenge(after transfer: CurlTransfer) -> CurlTransfer? {
+        guard transfer.statusCode == 401, authSchemes == CurlAuth.basic, authRetries == 0,
+            transfer.request.network.credentials != nil
+        else { return nil }
+        let others = transfer.schemesOffered & ~CurlAuth.basic & (CurlAuth.digest | CurlAuth.ntlm | CurlAuth.negotiate)
+        guard others != 0 else { return nil }
+        authSchemes = others
+        authRetries += 1
+        return CurlTransfer(send: self, request: transfer.request, authSchemes: others)
+    }
+
+    /// How the send authenticated, for the response.
+    private func authenticationOutcome(of transfer: CurlTransfer) -> AuthenticationOutcome {
+        var scheme: String?
+        if transfer.request.network.credentials != nil, authSchemes != 0 {
+            let offered = transfer.schemesOffered
+            // The scheme libcurl answered with: the most secure one allowed that the server
+            // offered (Basic when it went pre-emptively and was accepted).
+            scheme = authSchemes == CurlAuth.basic ? "Basic"
+                : CurlAuth.challengeSchemes.first { authSchemes & $0.bit != 0 && offered & $0.bit != 0 }?.name
+        }
+        return AuthenticationOutcome(scheme: scheme, realm: transfer.lastChallenge.flatMap(AuthenticationOutcome.realm(in:)),
+                                     retryCount: authRetries)
     }
 
     /// The final head of `transfer` arrived (from the header callback).
@@ -100,6 +139,17 @@ final class CurlSend: TransportTask, @unchecked Sendable {
             complete(.failure(error(for: code, transfer: transfer)))
             return nil
         }
+        if let retry = transferAnsweringChallenge(after: transfer) {
+            do throws(FormDataError) {
+                try retry.prepare(configuration: transport.configuration)
+            } catch {
+                complete(.failure(error))
+                return nil
+            }
+            retry.inheritChallenge(from: transfer)
+            current = retry
+            return retry
+        }
         if followsRedirects {
             switch policy.decide(after: transfer.request, statusCode: transfer.statusCode,
                                  location: transfer.header("Location") == nil ? nil : transfer.redirectURL,
@@ -111,7 +161,8 @@ final class CurlSend: TransportTask, @unchecked Sendable {
                 return nil
             case .follow(let next):
                 redirects += 1
-                let nextTransfer = CurlTransfer(send: self, request: next)
+                // Credentials stay for the same origin only (the policy drops them otherwise).
+                let nextTransfer = CurlTransfer(send: self, request: next, authSchemes: next.network.credentials == nil ? 0 : authSchemes)
                 do throws(FormDataError) {
                     try nextTransfer.prepare(configuration: transport.configuration)
                 } catch {
@@ -123,12 +174,14 @@ final class CurlSend: TransportTask, @unchecked Sendable {
             }
         }
         deliverHead(of: transfer)
+        let authentication = authenticationOutcome(of: transfer)
         let result = ResponseInflation.response(
             head: transfer.head, body: transfer.body, limit: transfer.request.maximumDecompressedResponseSize,
             alreadyDecoded: true
         ).map { response -> FormDataResponse in
             var response = response
             response.url = transfer.request.url
+            response.authentication = authentication
             return response
         }
         complete(result)

@@ -38,9 +38,17 @@ final class CurlTransfer {
     private var uploadedOnWire: Int64 = 0
     private var downloaded: Int64 = 0
 
-    init(send: CurlSend, request: TransportRequest) {
+    /// The `CURLAUTH_*` schemes this hop may answer with (see ``CurlSend``); 0: no credentials.
+    let authSchemes: Int
+    /// The jar this hop's cookies go to and come from (kept alive while the handle is).
+    private var cookieJar: CurlCookieJar?
+    /// The last `WWW-Authenticate` (or `Proxy-Authenticate`) challenge the server sent.
+    private(set) var lastChallenge: String?
+
+    init(send: CurlSend, request: TransportRequest, authSchemes: Int = 0) {
         self.send = send
         self.request = request
+        self.authSchemes = authSchemes
         errorBuffer.initialize(repeating: 0, count: 256)
         switch request.body {
         case .none: bodySource = nil
@@ -106,6 +114,9 @@ final class CurlTransfer {
             set(CurlOption.sslVerifyPeer, trust.allowsInvalidCertificates ? 0 : 1)
             set(CurlOption.sslVerifyHost, trust.allowsInvalidCertificates || !trust.validatesDomainName ? 0 : 2)
         }
+        applyNetworkOptions(configuration: configuration, set: set, setString: { set($0, string: $1) },
+                            setOff: { check($0, ccurl_easy_setopt_off(easy, $0, $1)) },
+                            setPointer: { check($0, ccurl_easy_setopt_pointer(easy, $0, $1)) })
         // Decode whatever content encoding libcurl supports as the body arrives; the request's
         // own Accept-Encoding header (below) is what goes on the wire.
         set(CurlOption.acceptEncoding, string: "")
@@ -155,6 +166,58 @@ final class CurlTransfer {
             throw .unableToCreateRequest(underlying: UnderlyingError(
                 domain: "libcurl", code: Int(failed.code),
                 message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
+        }
+    }
+
+    /// Credentials, proxy, bandwidth, TLS and cookies from ``TransportRequest/network``.
+    private func applyNetworkOptions(configuration: CurlTransport.Configuration,
+                                     set: (Int32, Int) -> Void, setString: (Int32, String) -> Void,
+                                     setOff: (Int32, Int64) -> Void, setPointer: (Int32, UnsafeRawPointer?) -> Void) {
+        let network = request.network
+        if let credentials = network.credentials, authSchemes != 0 {
+            setString(CurlOption.username, credentials.qualifiedUser)
+            setString(CurlOption.password, credentials.password)
+            set(CurlOption.httpAuth, authSchemes)
+        }
+        if let proxy = network.proxy {
+            setString(CurlOption.proxy, proxy.url)
+            set(CurlOption.proxyType, proxy.type == .socks5 ? CurlAuth.proxySOCKS5Hostname : CurlAuth.proxyHTTP)
+            if let credentials = proxy.credentials {
+                setString(CurlOption.proxyUsername, credentials.qualifiedUser)
+                setString(CurlOption.proxyPassword, credentials.password)
+                set(CurlOption.proxyAuth, network.presentsCredentialsBeforeChallenge ? CurlAuth.basic : CurlAuth.any)
+            }
+        }
+        // Without a proxy of its own, libcurl reads http_proxy / https_proxy / no_proxy itself.
+        if network.maximumUploadBytesPerSecond > 0 {
+            setOff(CurlOption.maxSendSpeedLarge, Int64(clamping: network.maximumUploadBytesPerSecond))
+        }
+        if !network.trustedCertificates.isEmpty {
+            let bundle = Data(network.trustedCertificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
+            bundle.withUnsafeBytes { raw in
+                if let easy { _ = ccurl_easy_setopt_blob(easy, CurlOption.caInfoBlob, raw.baseAddress, raw.count) }
+            }
+        }
+        if !network.validatesSecureCertificate { set(CurlOption.sslVerifyPeer, 0) }
+        if !network.validatesHostName { set(CurlOption.sslVerifyHost, 0) }
+        if !network.pinnedPublicKeyHashes.isEmpty {
+            setString(CurlOption.pinnedPublicKey, network.pinnedPublicKeyHashes.joined(separator: ";"))
+        }
+        if let certificate = network.clientCertificate {
+            setString(CurlOption.sslCert, certificate.path)
+            setString(CurlOption.sslCertType, certificate.format.rawValue)
+            if let key = certificate.keyPath { setString(CurlOption.sslKey, key) }
+            if let password = certificate.password { setString(CurlOption.keyPassword, password) }
+        }
+        if network.usesCookieJar, let jar = send.transport.cookieJar, let handle = jar.shareHandle {
+            cookieJar = jar
+            setPointer(CurlOption.share, handle)
+            // Turns the cookie engine on for this handle; with a file, it is read first.
+            setString(CurlOption.cookieFile, configuration.cookieJarFile ?? "")
+            if let file = configuration.cookieJarFile { setString(CurlOption.cookieJar, file) }
+        }
+        if !network.requestCookies.isEmpty {
+            setString(CurlOption.cookie, network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; "))
         }
     }
 
@@ -258,6 +321,10 @@ final class CurlTransfer {
             let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             headerLines.append((name: name, value: value))
+            if name.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame
+                || name.caseInsensitiveCompare("Proxy-Authenticate") == .orderedSame {
+                lastChallenge = value
+            }
         }
         return count
     }
@@ -311,6 +378,20 @@ final class CurlTransfer {
         }
         guard let location = header("Location") else { return nil }
         return URL(string: location, relativeTo: request.url)?.absoluteURL
+    }
+
+    /// Keeps `earlier`'s challenge until this hop sees one of its own (a retry answering it
+    /// may succeed without a new one).
+    func inheritChallenge(from earlier: CurlTransfer) {
+        if lastChallenge == nil { lastChallenge = earlier.lastChallenge }
+    }
+
+    /// The `CURLAUTH_*` schemes the server offered in its last challenge.
+    var schemesOffered: Int {
+        guard let easy else { return 0 }
+        var value = 0
+        _ = ccurl_easy_getinfo_long(easy, CurlInfo.httpAuthAvailable, &value)
+        return value
     }
 
     /// The system error number of a failed connection, when libcurl kept one.

@@ -62,12 +62,16 @@ public final class CurlTransport: FormDataTransport {
         /// with full verification; with certificates, they are the only trust anchors (a pinned
         /// self-signed certificate, or "only this CA"). See ``TrustAnchorPinning``.
         public var trust: TrustAnchorPinning?
+        /// A file the cookie jar is read from (when it exists) and written to after each send
+        /// (Netscape cookie-file format, as `curl --cookie-jar`); nil (the default): in memory only.
+        public var cookieJarFile: String?
 
         /// A configuration; every argument has the default described on its property.
         public init(connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
                     sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
-                    trust: TrustAnchorPinning? = nil) {
+                    trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil) {
             self.trust = trust
+            self.cookieJarFile = cookieJarFile
             self.connectTimeout = connectTimeout
             self.followsRedirects = followsRedirects
             self.maximumRedirects = max(0, maximumRedirects)
@@ -93,17 +97,25 @@ public final class CurlTransport: FormDataTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
     let eventLoop: CurlEventLoop
+    /// The transport's cookie jar (nil when libcurl is missing): one per transport instance.
+    let cookieJar: CurlCookieJar?
 
     /// A transport with its own libcurl multi handle and thread (started by the first send).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.eventLoop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
+        self.cookieJar = CurlLibrary.isAvailable ? CurlCookieJar() : nil
     }
 
     deinit { eventLoop.stop() }
 
     /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
     public var streamsBodySource: Bool { true }
+
+    /// True: credentials go to libcurl, which sends Basic first (when
+    /// ``NetworkOptions/presentsCredentialsBeforeChallenge``) and answers a Digest or NTLM
+    /// challenge by sending the body again.
+    public var answersAuthenticationChallenges: Bool { true }
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {

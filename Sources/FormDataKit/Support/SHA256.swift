@@ -1,7 +1,8 @@
 import Foundation
 
 /// SHA-256 (FIPS 180-4), incremental: feed bytes with ``update(_:)``, read ``hexDigest``.
-/// Used by the test receiver to fingerprint file parts without keeping them.
+/// Used for public-key pins (``NetworkPinning``) and by the test receiver to fingerprint file
+/// parts without keeping them.
 public struct SHA256: Sendable {
     private static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -60,6 +61,14 @@ public struct SHA256: Sendable {
 
     /// The digest of everything added so far, as 64 lowercase hex digits (the hash can go on).
     public var hexDigest: String {
+        digest.map { byte in
+            let text = String(byte, radix: 16)
+            return text.count == 1 ? "0" + text : text
+        }.joined()
+    }
+
+    /// The digest of everything added so far, 32 bytes (the hash can go on).
+    public var digest: [UInt8] {
         var copy = self
         let bitLength = copy.length &* 8
         var tail: [UInt8] = [0x80]
@@ -69,10 +78,7 @@ public struct SHA256: Sendable {
         let savedLength = copy.length
         tail.withUnsafeBytes { copy.update(bytes: $0) }
         copy.length = savedLength
-        return copy.h.map { word in
-            let text = String(word, radix: 16)
-            return String(repeating: "0", count: 8 - text.count) + text
-        }.joined()
+        return copy.h.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * $0)) } }
     }
 
     private mutating func compress(_ block: UnsafeRawPointer) {

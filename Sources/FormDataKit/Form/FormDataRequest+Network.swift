@@ -1,0 +1,181 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ASIHTTPRequest's network properties: authentication, proxy, bandwidth, TLS, cookies. They
+/// reach the transport as the request's ``NetworkOptions``; ``CurlTransport`` (the Linux
+/// default) applies every one, the README's transport table says what the others do.
+extension FormDataRequest {
+    // MARK: Authentication
+
+    /// The Windows domain for NTLM authentication (ASI's `domain`).
+    public var domain: String? {
+        get { sending.withLock { $0.domain } }
+        set { sending.withLock { $0.domain = newValue } }
+    }
+
+    /// Whether Basic credentials (``username``/``password``) go with the first request, before
+    /// the server asks (ASI's default: true). When the server then challenges with another scheme
+    /// (Digest, NTLM), a transport that answers challenges (``CurlTransport``) answers it and
+    /// sends the whole body again; ``authenticationScheme`` says which scheme was used. When
+    /// false, the first request goes without credentials and the server's challenge decides.
+    ///
+    /// Over plain `http`, Basic credentials travel readable by anyone on the path — ASI sent them
+    /// all the same, and so does FormDataKit (ported code expects it); the debug body log says so.
+    public var shouldPresentCredentialsBeforeChallenge: Bool {
+        get { sending.withLock { $0.network.presentsCredentialsBeforeChallenge } }
+        set { sending.withLock { $0.network.presentsCredentialsBeforeChallenge = newValue } }
+    }
+
+    /// The scheme that authenticated the last send (`Basic`, `Digest`, `NTLM`), or nil.
+    public var authenticationScheme: String? { sending.withLock { $0.authentication.scheme } }
+    /// The realm of the last challenge the server sent, or nil.
+    public var authenticationRealm: String? { sending.withLock { $0.authentication.realm } }
+    /// How many times the last send's body went again to answer a challenge.
+    public var authenticationRetryCount: Int { sending.withLock { $0.authentication.retryCount } }
+
+    // MARK: Proxy
+
+    /// The proxy's host; nil (the default): the environment's `http_proxy`/`https_proxy`/`no_proxy`.
+    public var proxyHost: String? {
+        get { sending.withLock { $0.proxyHost } }
+        set { sending.withLock { $0.proxyHost = newValue } }
+    }
+
+    /// The proxy's port (default 0: 1080 for SOCKS5, 8080 otherwise, as ASI).
+    public var proxyPort: Int {
+        get { sending.withLock { $0.proxyPort } }
+        set { sending.withLock { $0.proxyPort = newValue } }
+    }
+
+    /// The proxy's protocol (default HTTP).
+    public var proxyType: NetworkOptions.ProxyType {
+        get { sending.withLock { $0.proxyType } }
+        set { sending.withLock { $0.proxyType = newValue } }
+    }
+
+    /// The proxy's user name.
+    public var proxyUsername: String? {
+        get { sending.withLock { $0.proxyUsername } }
+        set { sending.withLock { $0.proxyUsername = newValue } }
+    }
+
+    /// The proxy's password.
+    public var proxyPassword: String? {
+        get { sending.withLock { $0.proxyPassword } }
+        set { sending.withLock { $0.proxyPassword = newValue } }
+    }
+
+    /// The proxy's NTLM domain.
+    public var proxyDomain: String? {
+        get { sending.withLock { $0.proxyDomain } }
+        set { sending.withLock { $0.proxyDomain = newValue } }
+    }
+
+    // MARK: Bandwidth
+
+    /// The most body bytes per second any one request sends, process-wide (ASI's
+    /// `+setMaxBandwidthPerSecond:`); 0 (the default): no limit. ASI shared one budget between
+    /// all requests in flight; here each request is held to it on its own (``CurlTransport``,
+    /// libcurl's `MAX_SEND_SPEED`).
+    public static var maxBandwidthPerSecond: UInt64 {
+        get { bandwidthStorage.current }
+        set { bandwidthStorage.withLock { $0 = newValue } }
+    }
+
+    private static let bandwidthStorage = Locked<UInt64>(0)
+
+    /// This request's limit in body bytes per second; 0 (the default): ``maxBandwidthPerSecond``.
+    public var maxUploadBytesPerSecond: UInt64 {
+        get { sending.withLock { $0.network.maximumUploadBytesPerSecond } }
+        set { sending.withLock { $0.network.maximumUploadBytesPerSecond = newValue } }
+    }
+
+    // MARK: TLS
+
+    /// Whether the server's certificate chain is checked (default true). False accepts any
+    /// certificate (ASI's `validatesSecureCertificate`); the host name is still checked unless
+    /// ``validatesHostName`` is false too.
+    public var validatesSecureCertificate: Bool {
+        get { sending.withLock { $0.network.validatesSecureCertificate } }
+        set { sending.withLock { $0.network.validatesSecureCertificate = newValue } }
+    }
+
+    /// Whether the certificate must name the host (default true).
+    public var validatesHostName: Bool {
+        get { sending.withLock { $0.network.validatesHostName } }
+        set { sending.withLock { $0.network.validatesHostName = newValue } }
+    }
+
+    /// Certificates (PEM or DER) trusted instead of the system's roots; empty: the system's.
+    public var trustedCertificates: [Data] {
+        get { sending.withLock { $0.network.trustedCertificates } }
+        set { sending.withLock { $0.network.trustedCertificates = newValue } }
+    }
+
+    /// Public-key pins, `sha256//<base64 of the SHA-256 of the SubjectPublicKeyInfo>`; the
+    /// connection fails (``FormDataError/connectionFailure(underlying:)`` naming the pin) unless
+    /// the server's key matches one. ``NetworkPinning/publicKeyHash(ofCertificate:)`` computes
+    /// one from a certificate.
+    public var pinnedPublicKeyHashes: [String] {
+        get { sending.withLock { $0.network.pinnedPublicKeyHashes } }
+        set { sending.withLock { $0.network.pinnedPublicKeyHashes = newValue } }
+    }
+
+    /// The client certificate presented when the server asks (ASI's `clientCertificateIdentity`).
+    public var clientCertificate: NetworkOptions.ClientCertificate? {
+        get { sending.withLock { $0.network.clientCertificate } }
+        set { sending.withLock { $0.network.clientCertificate = newValue } }
+    }
+
+    // MARK: Cookies
+
+    /// Whether the transport's cookie jar is used (ASI's `useCookiePersistence`, default true):
+    /// cookies kept from earlier responses go with this request where RFC 6265 allows, and the
+    /// cookies this response sets are kept. One jar per transport instance (``CurlTransport``).
+    public var useCookiePersistence: Bool {
+        get { sending.withLock { $0.network.usesCookieJar } }
+        set { sending.withLock { $0.network.usesCookieJar = newValue } }
+    }
+
+    /// Cookies sent with this request in addition to the jar's (ASI's `requestCookies`); only
+    /// their names and values are sent. Not sent after a redirect to another origin.
+    public var requestCookies: [HTTPCookie] {
+        get { sending.withLock { $0.network.requestCookies }.compactMap { HTTPCookie(properties: [.name: $0.name, .value: $0.value, .path: "/", .domain: url.host ?? "localhost"]) } }
+        set { sending.withLock { $0.network.requestCookies = newValue.map { RequestCookie(name: $0.name, value: $0.value) } } }
+    }
+
+    /// Adds a cookie to ``requestCookies``.
+    public func addRequestCookie(name: String, value: String) {
+        sending.withLock { $0.network.requestCookies.append(RequestCookie(name: name, value: value)) }
+    }
+
+    /// The cookies the last response set (its `Set-Cookie` headers), as ASI's `responseCookies`.
+    public var responseCookies: [HTTPCookie] {
+        guard let headers = responseHeaders else { return [] }
+        let target = responseURL ?? url
+        return HTTPCookie.cookies(withResponseHeaderFields: headers, for: target)
+    }
+
+    // MARK: What the transport gets
+
+    /// The network options of the next send, from the settings above.
+    func networkOptions() -> NetworkOptions {
+        sending.withLock { state in
+            var options = state.network
+            if let user = state.username {
+                options.credentials = .init(user: user, password: state.password ?? "", domain: state.domain)
+            }
+            if let host = state.proxyHost, !host.isEmpty {
+                let port = state.proxyPort > 0 ? state.proxyPort : (state.proxyType == .socks5 ? 1080 : 8080)
+                let credentials = state.proxyUsername.map {
+                    NetworkOptions.Credentials(user: $0, password: state.proxyPassword ?? "", domain: state.proxyDomain)
+                }
+                options.proxy = .init(host: host, port: port, type: state.proxyType, credentials: credentials)
+            }
+            if options.maximumUploadBytesPerSecond == 0 { options.maximumUploadBytesPerSecond = Self.maxBandwidthPerSecond }
+            return options
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import FormDataKit
+import FormDataKitTesting
+import Testing
+
+/// ASIHTTPRequest's network properties over the curl transport, against the embedded receiver
+/// and the openssl-made HTTPS server: cookies, public-key pins, certificate checks, and the typed
+/// error a transport gives for a setting it cannot apply. (Challenge authentication, proxies and
+/// client certificates against Apache httpd and tinyproxy: RealServerNetworkTests.)
+@Suite("Network options: cookies, public-key pins, certificate checks")
+struct NetworkOptionsTests {
+    /// A request to `url` through `transport` with one field.
+    static func request(_ url: URL, transport: any FormDataTransport) -> FormDataRequest {
+        let request = FormDataRequest(url: url)
+        request.transport = transport
+        request.timeOutSeconds = TransportTestSupport.patientTimeout
+        request.setPostValue("1", forKey: "a")
+        return request
+    }
+
+    /// How `request` ended.
+    static func outcome(of request: FormDataRequest) async -> Result<FormDataResponse, FormDataError> {
+        do {
+            return .success(try await request.start())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    @Test("a cookie one response sets goes with the next request on the same transport, and nowhere else")
+    func cookieJar() async throws {
+        let receiver = try await FormReceiver.start()
+        let other = try await FormReceiver.start(host: "127.0.0.2")
+        defer { Task { await receiver.stop(); await other.stop() } }
+        let transport = CurlTransport()
+
+        let setting = Self.request(receiver.url("/cookie?set=session=abc123"), transport: transport)
+        _ = try await setting.start()
+        #expect(setting.responseCookies.map(\.name) == ["session"])
+        #expect(setting.responseCookies.first?.value == "abc123")
+
+        let next = Self.request(receiver.url("/upload"), transport: transport)
+        _ = try await next.start()
+        #expect(receiver.lastRequest?.header("Cookie") == "session=abc123")
+
+        // Another host (127.0.0.2) never gets it.
+        let elsewhere = Self.request(other.url("/upload"), transport: transport)
+        _ = try await elsewhere.start()
+        #expect(other.lastRequest?.header("Cookie") == nil)
+
+        // Without persistence, the jar is neither read nor written; request cookies still go.
+        let bare = Self.request(receiver.url("/upload"), transport: transport)
+        bare.useCookiePersistence = false
+        bare.addRequestCookie(name: "explicit", value: "1")
+        _ = try await bare.start()
+        #expect(receiver.lastRequest?.header("Cookie") == "explicit=1")
+
+        // Another transport instance has its own (empty) jar.
+        let fresh = Self.request(receiver.url("/upload"), transport: CurlTransport())
+        _ = try await fresh.start()
+        #expect(receiver.lastRequest?.header("Cookie") == nil)
+    }
+
+    @Test("the cookie jar file is written after a send and read by a new transport")
+    func cookieJarFile() async throws {
+        let receiver = try await FormReceiver.start()
+        defer { Task { await receiver.stop() } }
+        let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let first = Self.request(receiver.url("/cookie?set=kept=yes"), transport: CurlTransport(configuration: .init(cookieJarFile: file)))
+        _ = try await first.start()
+        let saved = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(saved.contains("kept\tyes"), "\(saved)")
+        let second = Self.request(receiver.url("/upload"), transport: CurlTransport(configuration: .init(cookieJarFile: file)))
+        _ = try await second.start()
+        #expect(receiver.lastRequest?.header("Cookie") == "kept=yes")
+    }
+
+    @Test("the public-key pin computed from the server's certificate passes; another fails naming the pin")
+    func publicKeyPinning() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        defer { server.stop() }
+        let anchor = try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedA.certificate))
+        let otherCertificate = try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedB.certificate))
+        let own = NetworkPinning.publicKeyHash(ofCertificate: anchor) ?? "none"
+        let other = NetworkPinning.publicKeyHash(ofCertificate: otherCertificate) ?? "none"
+        #expect(own.hasPrefix("sha256//") && own.count == 52 && own != other)
+        // The same hash openssl computes from the certificate's public key.
+        let openssl = try await SpawnedProcess.run("/bin/sh", ["-c",
+            "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64", "sh",
+            certificates.selfSignedA.certificate])
+        #expect("sha256//" + String(decoding: openssl.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == own)
+
+        let right = Self.request(server.url("/upload"), transport: CurlTransport())
+        right.trustedCertificates = [anchor]
+        right.pinnedPublicKeyHashes = [other, own]
+        #expect(try await right.start().statusCode == 200)
+
+        let wrong = Self.request(server.url("/upload"), transport: CurlTransport())
+        wrong.trustedCertificates = [anchor]
+        wrong.pinnedPublicKeyHashes = [other]
+        let outcome = await Self.outcome(of: wrong)
+        guard case .failure(.connectionFailure(let underlying)) = outcome else {
+            Issue.record("expected a connection failure naming the pin, got \(outcome)")
+            return
+        }
+        #expect(underlying.code == 90, "\(underlying)")
+        #expect(underlying.message.lowercased().contains("pinned public key"), "\(underlying)")
+    }
+
+    @Test("validatesSecureCertificate = false accepts a self-signed certificate; true (the default) refuses it")
+    func certificateValidation() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        defer { server.stop() }
+        let checked = Self.request(server.url("/upload"), transport: CurlTransport())
+        await #expect(throws: FormDataError.self) { try await checked.start() }
+        let unchecked = Self.request(server.url("/upload"), transport: CurlTransport())
+        unchecked.validatesSecureCertificate = false
+        #expect(try await unchecked.start().statusCode == 200)
+    }
+
+    @Test("a setting the transport cannot apply is a typed error naming it, not a different request")
+    func unsupportedSettingIsAnError() async throws {
+        let receiver = try await FormReceiver.start()
+        defer { Task { await receiver.stop() } }
+        let request = Self.request(receiver.url("/upload"), transport: URLSessionTransport())
+        request.proxyHost = "127.0.0.1"
+        request.proxyPort = 9
+        let outcome = await Self.outcome(of: request)
+        guard case .failure(.unableToCreateRequest(let underlying)) = outcome else {
+            Issue.record("expected unableToCreateRequest naming proxyHost, got \(outcome)")
+            return
+        }
+        #expect(underlying.message.contains("proxyHost"), "\(underlying)")
+        #expect(receiver.requests.isEmpty)
+    }
+
+    @Test("the public-key hash of something that is not a certificate is nil")
+    func pinOfJunk() {
+        #expect(NetworkPinning.publicKeyHash(ofCertificate: Data("junk".utf8)) == nil)
+        #expect(NetworkPinning.publicKeyHash(ofCertificate: Data([0x30, 0x82, 0xFF])) == nil)
+    }
+}
