@@ -106,6 +106,7 @@ enum SendWorkload {
                     timing: curlTiming, command: curlCommand(url: url, files: files, expect: false, sends: size.sends)))
             }
         }
+        cases += try limitRateCases(url: url, hasCurl: hasCurl, in: directory)
         for _ in 0..<runs {
             for index in cases.indices where !cases[index].failed {
                 cases[index].measure(receiver: receiver, bodyBytesAbove: cases[index].row.bytes,
@@ -114,6 +115,48 @@ enum SendWorkload {
         }
         report.rows += cases.map(\.finishedRow)
         report.checks += targetChecks(report.rows, mainMiB: totalMiB)
+        report.checks += limitRateChecks(report.rows)
+    }
+
+    /// The bandwidth limit's workload: 4 MiB of files sent with `maxBandwidthPerSecond` at 1 MiB/s
+    /// (libcurl's `MAX_SEND_SPEED`), without it, and `curl --limit-rate 1M` beside them.
+    static let limitRateWorkload = "\(name) 4 MiB, limit 1 MiB/s"
+    static let limitedTool = "FormDataKit curl, maxBandwidthPerSecond = 1 MiB/s"
+    static let unlimitedTool = "FormDataKit curl, no limit"
+
+    static func limitRateCases(url: String, hasCurl: Bool, in directory: WorkloadDirectory) throws -> [MeasuredCase] {
+        let bytes = 4 << 20
+        let files = try [bytes / 2, bytes - bytes / 2].enumerated().map { index, size in
+            try directory.generate("limit-\(index).bin", size: size, seed: UInt64(index + 40), text: false)
+        }
+        func row(_ tool: String, _ note: String) -> ResultRow {
+            ResultRow(workload: limitRateWorkload, tool: tool, bytes: bytes, seconds: [], peakRSSKiB: 0, note: note, reference: nil)
+        }
+        var cases = [
+            MeasuredCase(row: row(limitedTool, "FormDataRequest.maxBandwidthPerSecond = 1048576 (formdata post --limit-rate 1M)"), timing: .wallClock,
+                         command: [selfPath, "--child", "send", "curl-limit-1m", url] + files),
+            MeasuredCase(row: row(unlimitedTool, "the same send without a limit"), timing: .wallClock,
+                         command: [selfPath, "--child", "send", "curl", url] + files),
+        ]
+        if hasCurl {
+            var command = ["curl", "-sS", "-o", "/dev/null", "--fail", "--limit-rate", "1M", "-H", "Expect:"]
+            for (index, file) in files.enumerated() { command += ["-F", "file\(index)=@\(file)"] }
+            cases.append(MeasuredCase(row: row("curl -F --limit-rate 1M", "peer"), timing: .wallClock, command: command + [url]))
+        }
+        return cases
+    }
+
+    /// The bandwidth target: limited ≥ 3.5 s, unlimited < 1 s (issue 15).
+    static func limitRateChecks(_ rows: [ResultRow]) -> [String] {
+        func best(_ tool: String) -> Double? {
+            rows.first { $0.workload == limitRateWorkload && $0.tool == tool }.flatMap { $0.seconds.min() }
+        }
+        guard let limited = best(limitedTool), let unlimited = best(unlimitedTool) else {
+            return ["Target (\(limitRateWorkload)): limited ≥ 3.5 s, unlimited < 1 s: not measured — NOT met"]
+        }
+        let met = limited >= 3.5 && unlimited < 1
+        return [String(format: "Target (%@): limited ≥ 3.5 s and unlimited < 1 s: %.2f s and %.2f s — %@",
+                       limitRateWorkload, limited, unlimited, met ? "met" : "NOT met")]
     }
 
     /// `curl -F` with the ten fields and the files, `sends` times in one process (`--next`).
@@ -170,6 +213,7 @@ enum SendWorkload {
         }
         guard arguments.count >= 2, let url = URL(string: arguments[1]) else { throw BenchError.usage("send [--repeat N] TRANSPORT URL FILE...") }
         let transport = try childTransport(arguments[0], shared: true)
+        if arguments[0] == "curl-limit-1m" { FormDataRequest.maxBandwidthPerSecond = 1 << 20 }
         let files = Array(arguments.dropFirst(2))
         var times: [Double] = []
         for index in 0..<sends {
@@ -194,7 +238,7 @@ enum SendWorkload {
     /// libcurl's own 64 KiB upload buffer), `asynchttpclient` (shared), `urlsession` (shared).
     static func childTransport(_ name: String, shared: Bool) throws -> any FormDataTransport {
         switch name {
-        case "curl": return shared ? CurlTransport.shared : CurlTransport()
+        case "curl", "curl-limit-1m": return shared ? CurlTransport.shared : CurlTransport()
         case "curl-expect": return CurlTransport(configuration: .init(sendsExpectContinue: true))
         case "curl-64k": return CurlTransport(configuration: .init(uploadBufferSize: 0))
         case "asynchttpclient": return AsyncHTTPClientTransport.shared

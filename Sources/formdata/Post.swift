@@ -48,20 +48,24 @@ struct Post: AsyncParsableCommand {
     @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")
     var synchronous = false
 
+    @OptionGroup(title: "Network (curl's flag names; the curl transport applies them all)")
+    var network: NetworkFlags
+
     func run() async throws {
-        try await transport.withTransport(pinnedCertificate: pinnedCert) { transport in
+        try await transport.withTransport(pinnedCertificate: pinnedCert, cookieJarFile: network.cookieJar) { transport in
             try await send(with: transport)
         }
     }
 
-    /// `--user`'s `user[:password]`, split at the first colon (the password may hold colons).
+    /// `--user`'s (or `flag`'s) `user[:password]`, split at the first colon (the password may
+    /// hold colons).
     /// - Throws: `ValidationError` for an empty user name (`""`, `:`, `:password`).
-    static func credentials(_ option: String) throws -> (user: String, password: String) {
+    static func credentials(_ option: String, flag: String = "--user") throws -> (user: String, password: String) {
         let colon = option.firstIndex(of: ":")
         let name = String(option[..<(colon ?? option.endIndex)])
         let password = colon.map { String(option[option.index(after: $0)...]) } ?? ""
         guard !name.isEmpty else {
-            throw ValidationError("--user needs a user name: --user user[:password] (got \(option.debugDescription))")
+            throw ValidationError("\(flag) needs a user name: \(flag) user[:password] (got \(option.debugDescription))")
         }
         return (name, password)
     }
@@ -84,6 +88,7 @@ struct Post: AsyncParsableCommand {
             request.username = name
             request.password = password
         }
+        try network.apply(to: request)
         request.shouldCompressRequestBody = gzip
         request.shouldLogDebugBody = debug
         request.timeOutSeconds = timeout

@@ -23,16 +23,20 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
 
     /// Runs `body` with the chosen transport, shutting a transport it created down afterwards.
     /// `pinnedCertificate` (a PEM or DER file) becomes the only trust anchor (curl and AsyncHTTPClient).
-    func withTransport<T>(pinnedCertificate: String?,
+    /// `cookieJarFile` (curl only) is read before and written after the send.
+    func withTransport<T>(pinnedCertificate: String?, cookieJarFile: String? = nil,
                           _ body: (any FormDataTransport) async throws -> T) async throws -> T {
+        if cookieJarFile != nil && self != .curl {
+            throw ValidationError("--cookie-jar needs --transport curl (the only transport with a cookie jar)")
+        }
         switch self {
         case .curl:
             if let reason = CurlTransport.unavailableReason {
                 throw ValidationError("--transport curl: \(reason)")
             }
-            guard let pinnedCertificate else { return try await body(CurlTransport.shared) }
-            let data = try Data(contentsOf: URL(fileURLWithPath: pinnedCertificate))
-            return try await body(CurlTransport(configuration: .init(trust: TrustAnchorPinning(certificates: [data]))))
+            guard pinnedCertificate != nil || cookieJarFile != nil else { return try await body(CurlTransport.shared) }
+            let trust = try pinnedCertificate.map { TrustAnchorPinning(certificates: [try Data(contentsOf: URL(fileURLWithPath: $0))]) }
+            return try await body(CurlTransport(configuration: .init(trust: trust, cookieJarFile: cookieJarFile)))
         case .urlsession:
             if pinnedCertificate != nil {
                 throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")

@@ -389,10 +389,15 @@ struct HeadOfLineTests {
                     request.transport = transport
                     request.timeOutSeconds = Support.patientTimeout
                     request.setPostValue("small \(index)", forKey: "n")
-                    let start = Date()
-                    let response = try await request.start()
-                    #expect(response.statusCode == 200)
-                    return Date().timeIntervalSince(start)
+                    // Timed on a thread of its own, around the blocking send: the figure is the
+                    // transport's, not the wait of this task for a concurrency-pool thread.
+                    let (seconds, status) = await Support.blocking { () -> (Double, Int) in
+                        let start = Date()
+                        request.startSynchronous()
+                        return (Date().timeIntervalSince(start), request.responseStatusCode)
+                    }
+                    #expect(status == 200, "\(String(describing: request.error))")
+                    return seconds
                 }
             }
             return try await group.reduce(into: [Double]()) { $0.append($1) }
