@@ -38,6 +38,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var requestSerializer: AFHTTPRequestSerializer
         var responseSerializer: AFHTTPResponseSerializer
         var completionQueue: DispatchQueue?
+        var securityPolicy = AFSecurityPolicy.default()
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
@@ -123,6 +124,16 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     public var completionQueue: DispatchQueue? {
         get { settings.withLock { $0.completionQueue } }
         set { settings.withLock { $0.completionQueue = newValue } }
+    }
+
+    /// How server certificates are checked (AF's `securityPolicy`; ``AFSecurityPolicy/default()``:
+    /// the system's trust). Applied to every request through ``CurlTransport`` (see
+    /// ``AFSecurityPolicy/networkOptions()``). With another transport, a policy other than the
+    /// default fails each task with the reason (build an AsyncHTTPClient transport with
+    /// ``AFSecurityPolicy/trustAnchorPinning()`` instead).
+    public var securityPolicy: AFSecurityPolicy {
+        get { settings.withLock { $0.securityPolicy } }
+        set { settings.withLock { $0.securityPolicy = newValue } }
     }
 
     /// `urlString` resolved against ``baseURL`` as `NSURL(string:relativeTo:)` resolves it
@@ -284,15 +295,35 @@ open class AFHTTPSessionManager: @unchecked Sendable {
 
     private func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
         let observer = observer(for: task, handlers: handlers)
-        let prepared: AFPreparedRequest
+        var prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
                                              streaming: transport.streamsBodySource)
+            try applySecurityPolicy(to: &prepared.request)
         } catch {
             observer.fail(error)
             return
         }
         observer.keep(prepared.spooledBody)
         task.attach(transport.start(prepared.request, observer: observer))
+    }
+
+    /// Puts ``securityPolicy``'s checks into `request` (curl transport); with another transport,
+    /// a policy other than the default is an error rather than a request checked differently.
+    private func applySecurityPolicy(to request: inout TransportRequest) throws {
+        let policy = securityPolicy
+        let options = try policy.networkOptions()
+        let isDefault = options.trustedCertificates.isEmpty && options.pinnedPublicKeyHashes.isEmpty
+            && options.validatesSecureCertificate && options.validatesHostName
+        if isDefault { return }
+        guard transport.answersAuthenticationChallenges else {
+            throw FormDataError.unableToCreateRequest(underlying: UnderlyingError(
+                domain: "FormDataKitAF", code: 0,
+                message: "securityPolicy needs CurlTransport; with \(type(of: transport)), configure the transport itself (AFSecurityPolicy.trustAnchorPinning())"))
+        }
+        request.network.trustedCertificates = options.trustedCertificates
+        request.network.pinnedPublicKeyHashes = options.pinnedPublicKeyHashes
+        request.network.validatesSecureCertificate = options.validatesSecureCertificate
+        request.network.validatesHostName = options.validatesHostName
     }
 }

@@ -36,8 +36,14 @@ struct AFPreparedRequest {
         // afterwards are checked here, before anything is spooled or sent.
         try RequestHeaderValidation.requireValid(headers)
         let body: TransportRequest.Body
+        var uploadLimit: UInt64 = 0
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
             let source = stream.bodySource
+            // AF's throttleBandwidth(withPacketSize:delay:), as a bytes-per-second limit the
+            // transport applies (CurlTransport; the others do not limit).
+            if stream.delay > 0 {
+                uploadLimit = UInt64(max(1, (Double(stream.numberOfBytesInPacket) / stream.delay).rounded()))
+            }
             if source.isInMemory && source.length <= Self.inMemoryLimit {
                 body = .data(try source.readAll())
             } else if streaming {
@@ -57,6 +63,7 @@ struct AFPreparedRequest {
         request = TransportRequest(
             url: url, method: urlRequest.httpMethod ?? "GET", headers: headers, body: body,
             timeoutInterval: urlRequest.timeoutInterval)
+        request.network.maximumUploadBytesPerSecond = uploadLimit
     }
 
     /// Every byte of a caller's own body stream.

@@ -5,11 +5,13 @@ import Foundation
 public enum AFSSLPinningMode: Int, Sendable, Equatable {
     /// No pinning: the system trust store decides (AF: `AFSSLPinningModeNone`).
     case none = 0
-    /// The server's chain must carry the public key of a pinned certificate
-    /// (AF: `AFSSLPinningModePublicKey`). Unsupported: see ``AFSecurityPolicyError``.
+    /// The server's key must be the public key of a pinned certificate
+    /// (AF: `AFSSLPinningModePublicKey`). Through ``CurlTransport`` (``AFSecurityPolicy/networkOptions()``):
+    /// the leaf's key is compared (AF compared every key of the chain). Not through AsyncHTTPClient.
     case publicKey = 1
-    /// The server's chain must contain a pinned certificate (AF: `AFSSLPinningModeCertificate`);
-    /// supported for self-signed pinned certificates (trust anchors).
+    /// The server's chain must contain a pinned certificate (AF: `AFSSLPinningModeCertificate`):
+    /// the pinned certificates are the only trust anchors (through AsyncHTTPClient, self-signed
+    /// ones only; through ``CurlTransport``, a CA-issued leaf too).
     case certificate = 2
 }
 
@@ -24,6 +26,8 @@ public enum AFSecurityPolicyError: Error, Sendable, Equatable, CustomStringConve
     case leafPinningUnsupported(index: Int)
     /// `AFSSLPinningModeCertificate` with no pinned certificates (AF rejected every server then).
     case noPinnedCertificates
+    /// Pinned certificate `index` (in byte order) is not an X.509 certificate (PEM or DER).
+    case unreadableCertificate(index: Int)
 
     /// What is unsupported and why.
     public var description: String {
@@ -36,6 +40,8 @@ public enum AFSecurityPolicyError: Error, Sendable, Equatable, CustomStringConve
                 + "certificate-verification callback, which AsyncHTTPClient does not expose. Pin its root CA instead."
         case .noPinnedCertificates:
             return "AFSSLPinningModeCertificate with no pinned certificates would reject every server"
+        case .unreadableCertificate(let index):
+            return "Pinned certificate \(index) is not an X.509 certificate (PEM or DER)"
         }
     }
 }
@@ -96,6 +102,37 @@ public final class AFSecurityPolicy: @unchecked Sendable {
         let policy = AFSecurityPolicy(pinningMode: pinningMode)
         policy.pinnedCertificates = pinnedCertificates
         return policy
+    }
+
+    /// The network options this policy means, for ``CurlTransport`` (what
+    /// ``AFHTTPSessionManager/securityPolicy`` applies to every request):
+    /// - none: the system's trust, ``allowInvalidCertificates`` and ``validatesDomainName`` as set;
+    /// - certificate: the pinned certificates are the only trust anchors — a self-signed server
+    ///   certificate, the CA, or a CA-issued leaf itself (libcurl accepts a chain that ends at
+    ///   any trusted certificate), so the server's chain must contain a pinned certificate;
+    /// - publicKey: every pinned certificate's public key becomes a pin: the server's leaf key
+    ///   must match one (AF compared every key of the chain); the chain is still verified
+    ///   against the system's roots unless ``allowInvalidCertificates``.
+    /// - Throws: ``AFSecurityPolicyError`` for nothing pinned or a pinned file that is not a certificate.
+    public func networkOptions() throws(AFSecurityPolicyError) -> NetworkOptions {
+        let (certificates, allowInvalid, validatesDomain) = lock.withLock {
+            (_pinnedCertificates, _allowInvalidCertificates, _validatesDomainName)
+        }
+        var options = NetworkOptions()
+        options.validatesSecureCertificate = !allowInvalid
+        options.validatesHostName = validatesDomain
+        guard sslPinningMode != .none else { return options }
+        guard !certificates.isEmpty else { throw .noPinnedCertificates }
+        let ordered = certificates.sorted { $0.lexicographicallyPrecedes($1) }
+        for (index, certificate) in ordered.enumerated() {
+            guard let pin = NetworkPinning.publicKeyHash(ofCertificate: certificate) else { throw .unreadableCertificate(index: index) }
+            if sslPinningMode == .certificate {
+                options.trustedCertificates.append(certificate)
+            } else {
+                options.pinnedPublicKeyHashes.append(pin)
+            }
+        }
+        return options
     }
 
     /// The trust-anchor pinning this policy means: none → the system store; certificate → the
