@@ -105,7 +105,9 @@ public struct UnderlyingError: Sendable, Equatable, CustomStringConvertible {
     /// The domain, code and message of any error (bridged through `NSError`).
     public init(_ error: any Error) {
         let ns = error as NSError
-        self.init(domain: ns.domain, code: ns.code, message: ns.localizedDescription)
+        // A FormDataError's localizedDescription is ASI's short text; keep its details.
+        let message = error is FormDataError ? String(describing: error) : ns.localizedDescription
+        self.init(domain: ns.domain, code: ns.code, message: message)
     }
 
     /// `message (domain code)`.
@@ -151,7 +153,12 @@ extension FormDataError {
 }
 
 extension FormDataError: LocalizedError, CustomStringConvertible {
-    public var errorDescription: String? { description }
+    /// ASIHTTPRequest's text for the category (``asiDescription``): what `localizedDescription`
+    /// gives, as ported code shows it. The details are in ``description`` (and `failureReason`).
+    public var errorDescription: String? { asiDescription }
+
+    /// The full description with its details (``description``).
+    public var failureReason: String? { description }
 
     public var description: String {
         switch self {
