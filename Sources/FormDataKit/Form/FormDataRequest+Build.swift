@@ -98,7 +98,7 @@ extension FormDataRequest {
 
     /// The number of bytes that will be sent (the compressed size for a compressed body); 0 until
     /// the body is built.
-    public var postLength: UInt64 { state.withLock { $0.built?.postLength ?? 0 } }
+    public var postLength: UInt64 { state.withLock { $0.built?.postLength ?? $0.lastSentPostLength } }
 
     /// The debug log of the last build (ASIHTTPRequest's `debugBodyString`): the body as text with
     /// data parts shown as `[N bytes of data]` and file parts as

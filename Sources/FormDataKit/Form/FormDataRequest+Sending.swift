@@ -149,6 +149,7 @@ extension FormDataRequest {
             request.maximumDecompressedResponseSize = responseLimit
             request.maximumResponseSize = rawResponseLimit
             request.network = network
+            state.lastSentPostLength = state.built?.postLength ?? 0
             return .success((request, file))
         }
     }

@@ -87,6 +87,11 @@ struct RequestState: Sendable {
     var generation: UInt64 = 0
     /// Header names the last build set (removed again when the body goes stale).
     var headersSetByBuild: [String] = []
+    /// The length of the body last handed to a transport (``FormDataRequest/postLength`` after
+    /// the sent temporary file is gone, as ASI kept it).
+    var lastSentPostLength: UInt64 = 0
+    /// The URL before the last send's redirects (ASI's `originalURL`); nil when none was followed.
+    var originalURL: URL?
 
     init(url: URL) { self.url = url }
 

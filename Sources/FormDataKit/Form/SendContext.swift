@@ -176,6 +176,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         }
         request.releaseSentBody(locked { bodyFile })
         locked { bodyFile = nil }
+        if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
         let (delegate, block) = request.sending.withLock { state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?) in
             let progress = state.uploadProgress
             switch result {
