@@ -63,6 +63,7 @@ extension SendingState {
         maximumResponseSize = other.maximumResponseSize
         transport = other.transport
         delegate = other.delegate
+        callbackQueue = other.callbackQueue
         startedBlock = other.startedBlock
         completionBlock = other.completionBlock
         failedBlock = other.failedBlock

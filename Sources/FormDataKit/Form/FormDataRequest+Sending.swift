@@ -16,8 +16,19 @@ extension FormDataRequest {
     ///   ``FormDataError/requestInProgress`` at once and leaves ``error`` and the other send alone.
     @discardableResult
     public func startSynchronous() -> FormDataError? {
-        let done = DispatchSemaphore(value: 0)
         let outcome = Locked<FormDataError?>(nil)
+        if let queue = effectiveCallbackQueue, CallbackInbox.isCurrent(queue) {
+            // Called on the callback queue itself (the main queue, say): blocking here would keep
+            // the callbacks from ever running, so they are run here, in order, as they come.
+            let inbox = CallbackInbox()
+            send(inbox: inbox) { result in
+                if case .failure(let error) = result { outcome.withLock { $0 = error } }
+                inbox.close()
+            }
+            inbox.runUntilClosed()
+            return outcome.current
+        }
+        let done = DispatchSemaphore(value: 0)
         send { result in
             if case .failure(let error) = result { outcome.withLock { $0 = error } }
             done.signal()
@@ -60,7 +71,7 @@ extension FormDataRequest {
     }
 
     /// Starts one send; `completion` runs after the last callback.
-    func send(_ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+    func send(inbox: CallbackInbox? = nil, _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
         let claimed = sending.withLock { state -> Bool in
             guard !state.inFlight else { return false }
             state.inFlight = true
@@ -73,7 +84,7 @@ extension FormDataRequest {
             completion?(.failure(.requestInProgress))
             return
         }
-        let context = SendContext(request: self, completion: completion)
+        let context = SendContext(request: self, inbox: inbox, completion: completion)
         context.queue.async { context.begin() }
     }
 

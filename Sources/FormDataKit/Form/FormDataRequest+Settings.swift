@@ -194,6 +194,31 @@ extension FormDataRequest {
         }
     }
 
+    /// Where the delegate, the blocks and `start()`'s completion are called, one at a time and in
+    /// ASIHTTPRequest's order (started, headers, bytes sent…, finished or failed). Nil (the
+    /// default) means the platform's default: the main queue on Apple platforms (as ASI called
+    /// delegates that update UI), a private serial queue per send on Linux (command-line programs
+    /// rarely run a main loop). ``startSynchronous()`` called on this queue itself (the main
+    /// queue on the main actor, say) runs the callbacks on its own thread while it waits, in the
+    /// same order, so it never deadlocks.
+    public var callbackQueue: DispatchQueue? {
+        get { sending.withLock { $0.callbackQueue } }
+        set {
+            if let newValue { CallbackInbox.mark(newValue) }
+            sending.withLock { $0.callbackQueue = newValue }
+        }
+    }
+
+    /// ``callbackQueue``, or the platform's default (nil: the send's private queue).
+    var effectiveCallbackQueue: DispatchQueue? {
+        if let chosen = callbackQueue { return chosen }
+        #if canImport(Darwin)
+        return CallbackInbox.markedMainQueue
+        #else
+        return nil
+        #endif
+    }
+
     /// The URL that answered the last send, after redirects (ASIHTTPRequest's `url` once
     /// redirected); nil before a response, or when the transport does not say.
     public var responseURL: URL? { sending.withLock { $0.responseURL } }

@@ -16,9 +16,32 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     /// The length of the body being sent (0 before the build).
     private var bodyLength: UInt64 { locked { transportRequest?.body.length ?? 0 } }
 
-    init(request: FormDataRequest, completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+    /// Where the delegate and the blocks are called: the request's ``FormDataRequest/callbackQueue``,
+    /// or nil for this context's own ``queue``.
+    private let callbackQueue: DispatchQueue?
+    /// Where callbacks go instead when ``FormDataRequest/startSynchronous()`` waits on the
+    /// callback queue itself (it runs them).
+    private let inbox: CallbackInbox?
+
+    init(request: FormDataRequest, inbox: CallbackInbox? = nil,
+         completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
         self.request = request
         self.completion = completion
+        self.inbox = inbox
+        self.callbackQueue = request.effectiveCallbackQueue
+    }
+
+    /// Runs `callbacks` where the delegate and blocks go: on the callback queue when there is one
+    /// (in order: every call is made from ``queue``, one after another, and each queue is FIFO),
+    /// else right here on ``queue``.
+    private func deliver(_ callbacks: @escaping @Sendable () -> Void) {
+        if let inbox {
+            inbox.post(callbacks)
+        } else if let callbackQueue {
+            callbackQueue.async(execute: callbacks)
+        } else {
+            callbacks()
+        }
     }
 
     private func locked<T>(_ body: () -> T) -> T {
@@ -63,8 +86,11 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             state.uploadProgress.totalUnitCount = total
             return (state.delegate.value, state.startedBlock)
         }
-        delegate?.requestStarted(request)
-        started?()
+        let request = self.request
+        deliver {
+            delegate?.requestStarted(request)
+            started?()
+        }
         attempt()
     }
 
@@ -100,7 +126,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             return state.delegate.value
         }
         let request = self.request
-        queue.async { delegate?.request(request, didReceiveResponseHeaders: head.headers) }
+        queue.async { self.deliver { delegate?.request(request, didReceiveResponseHeaders: head.headers) } }
     }
 
     func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
@@ -139,8 +165,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         }
         let request = self.request
         queue.async {
-            delegate?.request(request, didSendBytes: increment)
-            block?(UInt64(increment), total)
+            self.deliver {
+                delegate?.request(request, didSendBytes: increment)
+                block?(UInt64(increment), total)
+            }
         }
     }
 
@@ -152,7 +180,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         }
         guard sentSoFar > 0 else { return }
         let request = self.request
-        queue.async { delegate?.request(request, didSendBytes: -sentSoFar) }
+        queue.async { self.deliver { delegate?.request(request, didSendBytes: -sentSoFar) } }
     }
 
     // MARK: - Completion
@@ -200,12 +228,16 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         let request = self.request
         let completion = self.completion
         queue.async {
-            switch result {
-            case .success: delegate?.requestFinished(request)
-            case .failure: delegate?.requestFailed(request)
+            // The completion (what start() and startSynchronous() wait for) runs after the
+            // callbacks, on the same queue.
+            self.deliver {
+                switch result {
+                case .success: delegate?.requestFinished(request)
+                case .failure: delegate?.requestFailed(request)
+                }
+                block?()
+                completion?(result)
             }
-            block?()
-            completion?(result)
         }
     }
 }

@@ -31,6 +31,7 @@ struct SendingState {
     var transport: (any FormDataTransport)?
 
     // Callbacks
+    var callbackQueue: DispatchQueue?
     var delegate = WeakDelegate()
     var startedBlock: (@Sendable () -> Void)?
     var completionBlock: (@Sendable () -> Void)?
