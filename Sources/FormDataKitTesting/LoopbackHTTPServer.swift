@@ -205,6 +205,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 head = read
             } catch SocketReader.Failure.headTooLarge {
                 write(fd, Response(status: 431, body: Data("request head over \(Self.maximumHeadBytes) bytes\n".utf8)), close: true)
+                lingeringClose(fd)
                 return
             } catch {
                 return
@@ -240,6 +241,23 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             let closing = connectionHeader.contains("close")
                 || (request.version == "HTTP/1.0" && !connectionHeader.contains("keep-alive"))
             guard write(fd, response, close: closing), !closing else { return }
+        }
+    }
+
+    /// Before closing on a client that is still sending: stops writing, then reads and drops what
+    /// comes (at most 16 MiB, at most a second of quiet), so the kernel does not answer the unread
+    /// bytes with a reset that would destroy the response before the client reads it.
+    private func lingeringClose(_ fd: Int32) {
+        shutdown(fd, Int32(SHUT_WR))
+        var time = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var scratch = [UInt8](repeating: 0, count: 64 << 10)
+        var total = 0
+        while total < 16 << 20 {
+            let count = recv(fd, &scratch, scratch.count, 0)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            total += count
         }
     }
 
