@@ -203,7 +203,9 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
             if result.value(forHTTPHeaderField: "Content-Type") == nil {
                 result.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
             }
-            guard let data = body.data(using: current.stringEncoding, allowLossyConversion: false) else {
+            // The query string is percent-escaped ASCII; the charset converter (iconv for the
+            // legacy charsets) handles every encoding the multipart path does.
+            guard let data = IANACharset.encode(body, current.stringEncoding) else {
                 throw FormDataError.unencodableString(field: "(query string)", role: .value, encoding: current.stringEncoding)
             }
             result.httpBody = data

@@ -55,4 +55,12 @@ struct AFQueryStringTests {
         ]
         #expect(AFQueryStringFromParameters(parameters) == "a%5B%5D=p&a%5B%5D=q&d%5Bx%5D=1&d%5By%5D=2&n=7&s=a&s=b")
     }
+
+    @Test("a legacy charset (GBK) for a URL-encoded body: the escaped ASCII body, charset named, no error")
+    func legacyCharsetURLEncodedBody() throws {
+        let serializer = AFHTTPRequestSerializer()
+        serializer.stringEncoding = .legacyGBK
+        let request = try serializer.request(withMethod: "POST", urlString: "http://example.com/f", parameters: ["名": "值 1"])
+        #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "%E5%90%8D=%E5%80%BC%201")
+    }
 }

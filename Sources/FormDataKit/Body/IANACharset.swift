@@ -4,8 +4,14 @@ import Foundation
 /// encoding can carry a form body at all.
 package enum IANACharset {
     /// The lowercase IANA name for `encoding` (as CoreFoundation's
-    /// `CFStringConvertEncodingToIANACharSetName` gives it), or nil when FormDataKit has none.
+    /// `CFStringConvertEncodingToIANACharSetName` gives it; `gbk` for GBK, which it has no name
+    /// for), or nil when FormDataKit has none.
     package static func name(for encoding: String.Encoding) -> String? {
+        builtInName(for: encoding) ?? LegacyCharsets.charset(for: encoding)?.name
+    }
+
+    /// The name of one of Foundation's own encodings, or nil for any other.
+    private static func builtInName(for encoding: String.Encoding) -> String? {
         switch encoding {
         case .utf8: return "utf-8"
         case .ascii: return "us-ascii"
@@ -39,7 +45,9 @@ package enum IANACharset {
             .utf32LittleEndian, .iso2022JP:
             return false
         default:
-            return name(for: encoding) != nil
+            if builtInName(for: encoding) != nil { return true }
+            guard let charset = LegacyCharsets.charset(for: encoding) else { return false }
+            return LegacyCharsets.isASCIICompatible(charset)
         }
     }
 
@@ -49,12 +57,24 @@ package enum IANACharset {
     }
 
     /// `string` in `encoding`, with no lossy conversion; nil when a character cannot be represented.
+    ///
+    /// Foundation's own encodings go through `String.data(using:)`, except where Foundation on
+    /// Linux gets them wrong (``LegacyCharsets/linuxReplacement(for:)``); every other charset
+    /// (GBK, GB18030, Big5, EUC-KR, KOI8-R, …) through ``CharsetConverter``: `iconv` on Linux,
+    /// CoreFoundation on Apple platforms.
     package static func encode(_ string: String, _ encoding: String.Encoding) -> Data? {
         if encoding == .utf8 { return Data(string.utf8) }
         if encoding == .ascii || encoding == .nonLossyASCII {
             return string.utf8.allSatisfy({ $0 < 0x80 }) ? Data(string.utf8) : nil
         }
+        if builtInName(for: encoding) == nil, let charset = LegacyCharsets.charset(for: encoding) {
+            if string.utf8.allSatisfy({ $0 < 0x80 }), LegacyCharsets.isASCIICompatible(charset) { return Data(string.utf8) }
+            return CharsetConverter.encode(string, charset).map { Data($0) }
+        }
         if string.utf8.allSatisfy({ $0 < 0x80 }) { return Data(string.utf8) }
+        if let replacement = LegacyCharsets.linuxReplacement(for: encoding) {
+            return CharsetConverter.encode(string, replacement).map { Data($0) }
+        }
         return string.data(using: encoding, allowLossyConversion: false)
     }
 
