@@ -87,7 +87,7 @@ let package = Package(
         .testTarget(
             name: "FormDataKitTests",
             dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
-            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py"]
+            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py", "Transport/Support/report_cgi.py"]
         ),
         .executableTarget(
             name: "reliability-helper",
