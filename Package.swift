@@ -86,7 +86,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py", "Transport/Support/report_cgi.py"]
         ),
         .executableTarget(

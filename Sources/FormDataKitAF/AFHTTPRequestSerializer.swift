@@ -52,6 +52,16 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
         set { settings.withLock { $0.stringEncoding = newValue } }
     }
 
+    /// Whether ``AFHTTPSessionManager`` sends the bodies of the requests it builds with this
+    /// serializer gzip-compressed, with `Content-Encoding: gzip` (FormDataKit's addition, as
+    /// ASIHTTPRequest's `shouldCompressRequestBody`; AFNetworking had none). The server must
+    /// inflate request bodies (Apache: `SetInputFilter DEFLATE`). False by default. The
+    /// `URLRequest`s this serializer returns are unchanged: the body is compressed when sent.
+    public var shouldCompressRequestBody: Bool {
+        get { settings.withLock { $0.shouldCompressRequestBody } }
+        set { settings.withLock { $0.shouldCompressRequestBody = newValue } }
+    }
+
     /// When set, every request made by ``request(withMethod:urlString:parameters:)`` gets this
     /// `allowsCellularAccess`; nil (the default) leaves the request's own default.
     public var allowsCellularAccess: Bool? {

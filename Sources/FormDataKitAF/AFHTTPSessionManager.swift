@@ -298,7 +298,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
-                                             streaming: transport.streamsBodySource)
+                                             streaming: transport.streamsBodySource,
+                                             compressing: requestSerializer.shouldCompressRequestBody)
             try applySecurityPolicy(to: &prepared.request)
         } catch {
             observer.fail(error)

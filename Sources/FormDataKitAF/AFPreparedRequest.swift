@@ -21,7 +21,10 @@ struct AFPreparedRequest {
     /// With `streaming` (a transport that streams a body source, such as AsyncHTTPClient's), a
     /// large multipart body goes to the transport unspooled; the request's body stream keeps
     /// its parts alive while the task runs.
-    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, streaming: Bool = false) throws {
+    /// With `compressing`, the body goes gzip-compressed (`Content-Encoding: gzip`), in memory up
+    /// to 1 MiB of output and from a temporary file beyond (FormDataKit's compressor).
+    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, streaming: Bool = false,
+         compressing: Bool = false) throws {
         guard let url = urlRequest.url else { throw AFURLRequestSerializationError.invalidURLString("") }
         var headers: [(name: String, value: String)] = []
         for (name, value) in (urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
@@ -35,7 +38,7 @@ struct AFPreparedRequest {
         // The serializer checks the headers it sets; per-request and session headers added
         // afterwards are checked here, before anything is spooled or sent.
         try RequestHeaderValidation.requireValid(headers)
-        let body: TransportRequest.Body
+        var body: TransportRequest.Body
         var uploadLimit: UInt64 = 0
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
             let source = stream.bodySource
@@ -59,6 +62,26 @@ struct AFPreparedRequest {
             body = .data(data)
         } else {
             body = .none
+        }
+        if compressing, body.length > 0,
+            !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame }) {
+            let source: BodySource
+            switch body {
+            case .data(let data): source = BodySource(segments: [BodySegment(.bytes(data))])
+            case .file(let path, let length):
+                source = BodySource(segments: [BodySegment(.file(FileRange(path: path, length: length, expectedFileSize: length)))])
+            case .source(let parts): source = parts
+            case .none: source = .empty
+            }
+            switch try BodyCompressor.compress(source, to: .automatic, purpose: "af-gzip") {
+            case .memory(let data):
+                body = .data(data)
+            case .file(let file, let length):
+                spooledBody?.remove() // the uncompressed spool is no longer needed
+                spooledBody = file
+                body = .file(path: file.path, length: length)
+            }
+            headers.append((name: "Content-Encoding", value: "gzip"))
         }
         request = TransportRequest(
             url: url, method: urlRequest.httpMethod ?? "GET", headers: headers, body: body,

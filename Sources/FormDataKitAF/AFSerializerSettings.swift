@@ -18,6 +18,8 @@ struct AFSerializerSettings {
     var queryStringStyle: AFHTTPRequestQueryStringSerializationStyle = .defaultStyle
     var queryStringBlock: AFHTTPRequestSerializer.QueryStringSerialization?
     var multipartBoundary: String?
+    /// ``AFHTTPRequestSerializer/shouldCompressRequestBody``.
+    var shouldCompressRequestBody = false
     /// ``AFJSONRequestSerializer/writingOptions``.
     var jsonWritingOptions: JSONSerialization.WritingOptions = []
     /// ``AFPropertyListRequestSerializer/format``.

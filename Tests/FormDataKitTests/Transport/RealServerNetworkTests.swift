@@ -1,5 +1,6 @@
 import Foundation
 import FormDataKit
+import FormDataKitAF
 import FormDataKitTesting
 import Testing
 
@@ -187,6 +188,40 @@ struct RealServerNetworkTests {
             #expect(report.content_encoding?.lowercased() == "gzip")
             Self.expectWhole(report, file: content)
             #expect(report.body_bytes > 9 << 20) // inflated by the server before the handler read it
+        }
+    }
+}
+
+/// The AFNetworking façade against the same servers: its gzip request bodies through mod_deflate.
+@Suite("FormDataKitAF against Apache httpd (curl transport)",
+       .enabled(if: RealServers.apacheMissing == nil || RealServers.required,
+                "needs Apache: sudo apt-get install apache2 apache2-utils"))
+struct RealServerAFTests {
+    @Test("AFHTTPSessionManager with shouldCompressRequestBody: a 9 MiB multipart body through mod_deflate arrives as the form")
+    func gzipThroughModDeflate() async throws {
+        let file = try TransportTestSupport.makeFile(size: 9 << 20, seed: 25)
+        defer { file.remove() }
+        let content = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        try await ApacheServer.withServer { server in
+            let manager = AFHTTPSessionManager(baseURL: server.url("/inflate/"), sessionConfiguration: nil, transport: CurlTransport())
+            manager.requestSerializer.shouldCompressRequestBody = true
+            let fileURL = URL(fileURLWithPath: file.path)
+            // The JSON object goes back to bytes (Sendable) and is decoded as the report.
+            let outcome: Result<Data, any Error> = await withCheckedContinuation { continuation in
+                _ = manager.post("upload", parameters: ["a": "1", "b": "é"], headers: nil, constructingBodyWith: { form in
+                    try form.appendPart(withFileURL: fileURL, name: "file", fileName: "upload.bin", mimeType: "application/octet-stream")
+                }, progress: nil, success: { _, object in
+                    continuation.resume(returning: Result { try JSONSerialization.data(withJSONObject: object ?? [:]) })
+                }, failure: { _, error in
+                    continuation.resume(returning: .failure(error))
+                })
+            }
+            let report = try JSONDecoder().decode(ApacheServer.Report.self, from: try outcome.get())
+            #expect(report.content_encoding?.lowercased() == "gzip", "\(server.errorLog)")
+            #expect(report.fields.sorted { $0[0] < $1[0] } == [["a", "1"], ["b", "é"]])
+            #expect(report.files.count == 1)
+            #expect(report.files.first?.sha256 == SHA256.hex(content))
+            #expect(report.files.first?.size == content.count)
         }
     }
 }
