@@ -169,55 +169,21 @@ final class ApacheServer: Sendable {
         if let missing = RealServers.apacheMissing { throw RealServers.Failure(description: missing) }
         _ = sweptStale
         let python = try await CGIPython.probed.value
-        var portTaken = ""
-        for _ in 1...5 {
-            let directory = try RealServers.makeScratchDirectory(prefix: scratchPrefix)
-            var process: SpawnedProcess?
-            do {
-                let port = try RealServers.freeLoopbackPort()
-                try await writeTree(in: directory, port: port, tls: tls, python: python)
+        let (port, directory, process) = try await RealServers.startOnFreePort(RealServers.Launch(
+            name: "apache2", scratchPrefix: scratchPrefix, pidFileName: pidFileName, logName: errorLogName,
+            portTakenMarkers: ["Address already in use", "could not bind"],
+            prepare: { directory, port in try await writeTree(in: directory, port: port, tls: tls, python: python) },
+            spawn: { directory in
                 // -DNO_DETACH, not -DFOREGROUND: both keep Apache in the foreground, but only
                 // NO_DETACH makes it a session (and process group) of its own, and Apache's
                 // shutdown sends SIGTERM to its whole process group — with FOREGROUND that is
                 // the test process's group: stopping the server would kill the test run.
-                let started = try SpawnedProcess(RealServers.apacheBinary, ["-DNO_DETACH", "-f", "\(directory)/\(configurationName)"],
-                                                 stdin: .null, stdout: .null, stderr: .pipe)
-                process = started
                 // Messages before Apache opens its error log (configuration errors) come on
-                // standard error, which Apache then points at /dev/null and the log (end of file here).
-                let earlyMessages = Task { await SpawnedProcess.readToEnd(started.standardError!) }
-                let outcome = try await RealServers.waitUntilListening(started, port: port, pidFile: "\(directory)/\(pidFileName)")
-                switch outcome {
-                case .listening:
-                    return ApacheServer(port: port, usesTLS: tls != nil, directory: directory, process: started)
-                case .exited(let termination):
-                    let said = String(decoding: await earlyMessages.value, as: UTF8.self)
-                        + RealServers.tail(ofFile: "\(directory)/\(errorLogName)")
-                    try? FileManager.default.removeItem(atPath: directory)
-                    if said.contains("Address already in use") || said.contains("could not bind") {
-                        portTaken = said
-                        continue
-                    }
-                    throw RealServers.Failure(description: "apache2 exited (\(termination)) instead of listening on port \(port):\n\(said)")
-                case .timedOut:
-                    started.signal(SIGKILL)
-                    _ = await started.wait()
-                    // Not the early messages: a worker left behind may hold standard error open.
-                    let said = RealServers.tail(ofFile: "\(directory)/\(errorLogName)")
-                    try? FileManager.default.removeItem(atPath: directory)
-                    throw RealServers.Failure(description: "apache2 did not listen on port \(port) within 15 s:\n\(said)")
-                }
-            } catch {
-                // A failed preparation, or a cancelled wait: no server or directory left behind.
-                if let process, process.isRunning {
-                    process.signal(SIGKILL)
-                    _ = await process.wait()
-                }
-                try? FileManager.default.removeItem(atPath: directory)
-                throw error
-            }
-        }
-        throw RealServers.Failure(description: "apache2 found its port taken five times in a row; last time:\n\(portTaken)")
+                // standard error, which Apache then points at /dev/null and the log.
+                try SpawnedProcess(RealServers.apacheBinary, ["-DNO_DETACH", "-f", "\(directory)/\(configurationName)"],
+                                   stdin: .null, stdout: .null, stderr: .pipe)
+            }))
+        return ApacheServer(port: port, usesTLS: tls != nil, directory: directory, process: process)
     }
 
     /// Writes the configuration, the CGI script, the password files and (when the CGI's Python

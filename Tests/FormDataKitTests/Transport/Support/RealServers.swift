@@ -178,6 +178,72 @@ extension RealServers {
         case timedOut
     }
 
+    /// How to start one server child (see ``startOnFreePort(_:)``).
+    struct Launch {
+        /// The server's name in messages (`apache2`, `tinyproxy`).
+        var name: String
+        /// The scratch directories' name prefix.
+        var scratchPrefix: String
+        /// The pid file and the log, relative to the scratch directory.
+        var pidFileName: String
+        var logName: String
+        /// Text in its messages that means the port was taken (then another port is tried).
+        var portTakenMarkers: [String]
+        /// Writes the configuration for `port` into the scratch directory.
+        var prepare: (_ directory: String, _ port: Int) async throws -> Void
+        /// Starts the server (standard error piped: its messages before the log opens).
+        var spawn: (_ directory: String) throws -> SpawnedProcess
+    }
+
+    /// Starts `launch`'s server on a free loopback port in a new scratch directory and waits
+    /// (at most 15 s, suspending) until it listens; a port taken in the meantime means a new
+    /// attempt on another port (five in all). On every failure the child is ended and the scratch
+    /// directory removed.
+    /// - Returns: the port, the scratch directory and the running child.
+    /// - Throws: ``Failure`` with the server's own messages and log when it does not come up.
+    static func startOnFreePort(_ launch: Launch) async throws -> (port: Int, directory: String, process: SpawnedProcess) {
+        var portTaken = ""
+        for _ in 1...5 {
+            let directory = try makeScratchDirectory(prefix: launch.scratchPrefix)
+            var process: SpawnedProcess?
+            do {
+                let port = try freeLoopbackPort()
+                try await launch.prepare(directory, port)
+                let started = try launch.spawn(directory)
+                process = started
+                let messages = Task { await SpawnedProcess.readToEnd(started.standardError!) }
+                switch try await waitUntilListening(started, port: port, pidFile: "\(directory)/\(launch.pidFileName)") {
+                case .listening:
+                    return (port, directory, started)
+                case .exited(let termination):
+                    let said = String(decoding: await messages.value, as: UTF8.self) + tail(ofFile: "\(directory)/\(launch.logName)")
+                    try? FileManager.default.removeItem(atPath: directory)
+                    if launch.portTakenMarkers.contains(where: { said.contains($0) }) {
+                        portTaken = said
+                        continue
+                    }
+                    throw Failure(description: "\(launch.name) exited (\(termination)) instead of listening on port \(port):\n\(said)")
+                case .timedOut:
+                    started.signal(SIGKILL)
+                    _ = await started.wait()
+                    // Not the early messages: a child left behind may hold standard error open.
+                    let said = tail(ofFile: "\(directory)/\(launch.logName)")
+                    try? FileManager.default.removeItem(atPath: directory)
+                    throw Failure(description: "\(launch.name) did not listen on port \(port) within 15 s:\n\(said)")
+                }
+            } catch {
+                // A failed preparation, or a cancelled wait: no server or directory left behind.
+                if let process, process.isRunning {
+                    process.signal(SIGKILL)
+                    _ = await process.wait()
+                }
+                try? FileManager.default.removeItem(atPath: directory)
+                throw error
+            }
+        }
+        throw Failure(description: "\(launch.name) found its port taken five times in a row; last time:\n\(portTaken)")
+    }
+
     /// Waits (by `Task.sleep`, holding no thread) until `process` has written its own pid into
     /// `pidFile` and 127.0.0.1:`port` accepts connections, or until it exits, or `timeout`
     /// seconds pass.

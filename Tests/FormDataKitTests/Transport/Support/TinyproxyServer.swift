@@ -98,48 +98,16 @@ final class TinyproxyServer: Sendable {
             throw RealServers.Failure(description: "TinyproxyServer: \"\(credential)\" cannot be a BasicAuth word (empty, white space, quote or #)")
         }
         _ = sweptStale
-        var portTaken = ""
-        for _ in 1...5 {
-            let directory = try RealServers.makeScratchDirectory(prefix: scratchPrefix)
-            var process: SpawnedProcess?
-            do {
-                let port = try RealServers.freeLoopbackPort()
-                try writeConfiguration(in: directory, port: port, username: username, password: password)
-                let started = try SpawnedProcess(RealServers.tinyproxyBinary, ["-d", "-c", "\(directory)/\(configurationName)"],
-                                                 stdin: .null, stdout: .null, stderr: .pipe)
-                process = started
+        let (port, directory, process) = try await RealServers.startOnFreePort(RealServers.Launch(
+            name: "tinyproxy", scratchPrefix: scratchPrefix, pidFileName: pidFileName, logName: logName,
+            portTakenMarkers: ["Could not create listening sockets"],
+            prepare: { directory, port in try writeConfiguration(in: directory, port: port, username: username, password: password) },
+            spawn: { directory in
                 // Fatal start errors ("Could not create listening sockets.") come on standard error.
-                let messages = Task { await SpawnedProcess.readToEnd(started.standardError!) }
-                let outcome = try await RealServers.waitUntilListening(started, port: port, pidFile: "\(directory)/\(pidFileName)")
-                switch outcome {
-                case .listening:
-                    return TinyproxyServer(port: port, username: username, password: password, directory: directory, process: started)
-                case .exited(let termination):
-                    let said = String(decoding: await messages.value, as: UTF8.self) + RealServers.tail(ofFile: "\(directory)/\(logName)")
-                    try? FileManager.default.removeItem(atPath: directory)
-                    if said.contains("Could not create listening sockets") {
-                        portTaken = said
-                        continue
-                    }
-                    throw RealServers.Failure(description: "tinyproxy exited (\(termination)) instead of listening on port \(port):\n\(said)")
-                case .timedOut:
-                    started.signal(SIGKILL)
-                    _ = await started.wait()
-                    let said = RealServers.tail(ofFile: "\(directory)/\(logName)")
-                    try? FileManager.default.removeItem(atPath: directory)
-                    throw RealServers.Failure(description: "tinyproxy did not listen on port \(port) within 15 s:\n\(said)")
-                }
-            } catch {
-                // A failed preparation, or a cancelled wait: no proxy or directory left behind.
-                if let process, process.isRunning {
-                    process.signal(SIGKILL)
-                    _ = await process.wait()
-                }
-                try? FileManager.default.removeItem(atPath: directory)
-                throw error
-            }
-        }
-        throw RealServers.Failure(description: "tinyproxy found its port taken five times in a row; last time:\n\(portTaken)")
+                try SpawnedProcess(RealServers.tinyproxyBinary, ["-d", "-c", "\(directory)/\(configurationName)"],
+                                   stdin: .null, stdout: .null, stderr: .pipe)
+            }))
+        return TinyproxyServer(port: port, username: username, password: password, directory: directory, process: process)
     }
 
     /// Writes `tinyproxy.conf` (and, as root, the log file for the account tinyproxy switches to).
