@@ -11,9 +11,11 @@
 //         [request retryUsingSuppliedCredentials];
 //     }
 //
-// After (Swift, FormDataKit): no challenge round trip. A 401 fails with `authenticationNeeded`
-// (ASI code 3); the documented port sets the credentials before sending — Basic is always
-// pre-emptive (ASI needed `authenticationScheme = Basic` for that), so the body goes out once.
+// After (Swift, FormDataKit): no delegate round trip. The port sets the credentials before
+// sending; Basic goes pre-emptively (`shouldPresentCredentialsBeforeChallenge`, default true), so
+// against a Basic realm the body goes out once. (A Digest or NTLM challenge is answered by the
+// curl transport, re-sending the body from its parts: RealServerNetworkTests.) A 401 that stays
+// fails with `authenticationNeeded` (ASI code 3).
 
 import FormDataKit
 import FormDataKitAF
