@@ -39,6 +39,10 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// The multipart boundary you set occurs inside the content of field `field`.
     /// (A generated boundary is regenerated instead.)
     case boundaryCollision(boundary: String, field: String)
+    /// The request has both a raw body (``FormDataRequest/appendPostData(_:)``,
+    /// ``FormDataRequest/postBody``, ``FormDataRequest/postBodyFilePath``) and form fields:
+    /// only one can be the body. `field` names the first form field.
+    case rawBodyWithFormFields(field: String)
     /// A temporary file could not be created, written, or removed. `operation` names the step.
     case temporaryFileFailed(path: String, operation: String, errno: Int32)
     /// zlib reported `code` while compressing (`message` is zlib's own text when it gave one).
@@ -133,7 +137,7 @@ extension FormDataError {
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
         case .fileNotFound, .fileIsDirectory, .fileUnreadable, .fileChanged, .unencodableString,
-            .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision:
+            .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision, .rawBodyWithFormFields:
             return 6
         }
     }
@@ -180,6 +184,8 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"
         case .boundaryCollision(let boundary, let field):
             return "The multipart boundary \(boundary) occurs in the content of field '\(field)'"
+        case .rawBodyWithFormFields(let field):
+            return "The request has a raw body (appendPostData, postBody or postBodyFilePath) and form field '\(field)': only one can be the body"
         case .temporaryFileFailed(let path, let operation, let code):
             return "Temporary file \(path): \(operation) failed: \(Self.systemMessage(code))"
         case .compressionFailed(let code, let message):

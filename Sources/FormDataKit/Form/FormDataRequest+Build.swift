@@ -47,7 +47,48 @@ extension FormDataRequest {
     }
 
     /// The in-memory body after a build, when it was not spooled (nil for spooled bodies).
-    public var postBody: Data? { state.withLock { $0.built?.postBody } }
+    ///
+    /// Setting it makes the request send these bytes as they are — a raw body, as
+    /// ASIHTTPRequest's `setPostBody:` (JSON built by hand, XML, a PUT of bytes): no
+    /// `Content-Type` is added (set one), the length is exact, a GET becomes a POST as for forms.
+    /// Form fields and a raw body cannot both be sent (``FormDataError/rawBodyWithFormFields(field:)``
+    /// at build). Setting nil removes the raw body.
+    public var postBody: Data? {
+        get {
+            state.withLock { state in
+                if let body = state.built?.postBody { return body }
+                guard state.built == nil, let raw = state.rawBody, raw.allSatisfy({ if case .bytes = $0 { true } else { false } }) else { return nil }
+                return raw.reduce(into: Data()) { if case .bytes(let data) = $1 { $0.append(data) } }
+            }
+        }
+        set {
+            state.withLock { state in
+                state.rawBody = newValue.map { [.bytes($0)] }
+                state.invalidateBody()
+            }
+        }
+    }
+
+    /// Appends `data` to the raw body (ASIHTTPRequest's `appendPostData:`); see ``postBody``.
+    public func appendPostData(_ data: Data) {
+        state.withLock { state in
+            state.rawBody = (state.rawBody ?? []) + [.bytes(data)]
+            state.invalidateBody()
+        }
+    }
+
+    /// Appends the file at `path` to the raw body (ASIHTTPRequest's `appendPostDataFromFile:`):
+    /// it is read when sent, never loaded whole; a file that changes size before then fails the
+    /// send (``FormDataError/fileChanged(path:expectedSize:actualSize:)``).
+    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    ///   at once, as ``addFile(_:forKey:)`` does.
+    public func appendPostDataFromFile(_ path: String) throws(FormDataError) {
+        _ = try FileInspection.regularFileSize(at: path)
+        state.withLock { state in
+            state.rawBody = (state.rawBody ?? []) + [.file(path: path)]
+            state.invalidateBody()
+        }
+    }
 
     /// The path of the spooled body after a build, when it is on disk (forms with files, or
     /// ``shouldStreamPostDataFromDisk``). Nil when the body is compressed (it is compressed
@@ -57,7 +98,25 @@ extension FormDataRequest {
     /// default), nothing is spooled to send it; reading this property spools the body then, on
     /// first access, so code that reads the file (as ASIHTTPRequest code did) still can. Nil if
     /// that spool fails (a file changed or vanished, or the disk is full): sending reports why.
+    ///
+    /// Setting it makes the file the raw body, sent as it is (ASIHTTPRequest's
+    /// `setPostBodyFilePath:` with `shouldStreamPostDataFromDisk`: a PUT of a file): read when
+    /// sent, never loaded whole; reading the property then gives the same path back. Setting nil
+    /// removes the raw body.
     public var postBodyFilePath: String? {
+        get { currentPostBodyFilePath }
+        set {
+            state.withLock { state in
+                state.rawBody = newValue.map { [.file(path: $0)] }
+                if newValue != nil { state.shouldStreamPostDataFromDisk = true }
+                state.invalidateBody()
+            }
+        }
+    }
+
+    /// ``postBodyFilePath``'s value: the caller's own file for a raw file body, else the spool.
+    private var currentPostBodyFilePath: String? {
+        if let raw = state.withLock({ $0.rawBody }), raw.count == 1, case .file(let path) = raw[0] { return path }
         let pending = state.withLock { state -> (BodySource, UInt64)? in
             guard let built = state.built, built.streamedByTransport, built.spooledFile == nil else { return nil }
             return (built.source, state.generation)
@@ -111,6 +170,7 @@ extension FormDataRequest {
     /// Encodes and stores a body for `snapshot`. Runs outside the state lock.
     static func makeBody(from snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         let form = snapshot.form
+        if let raw = snapshot.rawBody { return try makeRawBody(raw, form: form, snapshot: snapshot) }
         guard !form.isEmpty else { return .none }
         // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
         for file in form.files {
@@ -129,16 +189,46 @@ extension FormDataRequest {
             encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug,
                                                  redacting: snapshot.debugBodyRedactedFields)
         }
-        var built = BuiltBody(
+        let built = BuiltBody(
             source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,
             debugString: encoded.debugText, contentType: encoded.contentType, hasFiles: hasFiles,
             boundary: encoded.boundary)
-        let onDisk = hasFiles || snapshot.shouldStreamPostDataFromDisk
-        if snapshot.shouldCompressRequestBody && encoded.source.length > 0 {
+        return try place(built, onDisk: hasFiles || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
+    }
+
+    /// A raw body: its parts as they are, no `Content-Type` of its own (set one with
+    /// ``addRequestHeader(_:value:)``), files read when sent.
+    static func makeRawBody(_ parts: [RawBodyPart], form: Form, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+        if let field = form.values.first?.name ?? form.files.first?.name { throw .rawBodyWithFormFields(field: field) }
+        var segments: [BodySegment] = []
+        var hasFile = false
+        for part in parts {
+            switch part {
+            case .bytes(let data):
+                if !data.isEmpty { segments.append(BodySegment(.bytes(data))) }
+            case .file(let path):
+                let size = try FileInspection.regularFileSize(at: path)
+                hasFile = true
+                if size > 0 { segments.append(BodySegment(.file(FileRange(path: path, length: size, expectedFileSize: size)))) }
+            }
+        }
+        let source = BodySource(segments: segments)
+        guard source.length > 0 else { return .none }
+        let built = BuiltBody(source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
+                              debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+        return try place(built, onDisk: hasFile || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
+    }
+
+    /// Compresses `built` when asked, and puts it where it is sent from: memory, a spool file,
+    /// or the parts themselves for a transport that streams them.
+    static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+        var built = built
+        let source = built.source
+        if snapshot.shouldCompressRequestBody && source.length > 0 {
             // One pass from the parts: the uncompressed body is never spooled.
-            let toFile = onDisk || encoded.source.length > BodyCompressor.memoryLimit
+            let toFile = onDisk || source.length > BodyCompressor.memoryLimit
             let compressed = try BodyCompressor.compress(
-                encoded.source,
+                source,
                 settings: CompressionSettings(
                     level: snapshot.compressionLevel, adaptive: snapshot.adaptiveCompression,
                     threads: snapshot.compressionThreads),
@@ -151,11 +241,11 @@ extension FormDataRequest {
             // The transport streams the segments itself: no spool, whatever the size.
             built.streamedByTransport = true
         } else if onDisk {
-            built.spooledFile = try BodySpooler.spool(encoded.source)
-        } else if encoded.source.segments.count == 1, case .bytes(let data) = encoded.source.segments[0].content {
+            built.spooledFile = try BodySpooler.spool(source)
+        } else if source.segments.count == 1, case .bytes(let data) = source.segments[0].content {
             built.postBody = data
         } else {
-            built.postBody = try encoded.source.readAll()
+            built.postBody = try source.readAll()
         }
         return built
     }

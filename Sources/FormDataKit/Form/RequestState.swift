@@ -75,6 +75,9 @@ struct RequestState: Sendable {
     var boundaryIsCustom = false
     var requestHeaders: [String: String] = [:]
     var form = Form()
+    /// A raw body (ASIHTTPRequest's `appendPostData:`, `setPostBody:`, `setPostBodyFilePath:`):
+    /// sent as it is instead of an encoded form; nil when the body is the form.
+    var rawBody: [RawBodyPart]?
     /// The size of each added file (by path) when it was added: a build refuses a file whose size
     /// changed since, rather than silently send other contents than the caller added.
     var fileSizesAtAdd: [String: UInt64] = [:]
@@ -102,4 +105,13 @@ struct RequestState: Sendable {
         for name in headersSetByBuild { requestHeaders[name] = nil }
         headersSetByBuild = []
     }
+}
+
+/// One piece of a raw body, in order.
+enum RawBodyPart: Sendable, Equatable {
+    /// These bytes.
+    case bytes(Data)
+    /// The whole of this file, as it is when the body is built (its size then is the part's
+    /// length; a file that changes after that fails the send rather than send other bytes).
+    case file(path: String)
 }
