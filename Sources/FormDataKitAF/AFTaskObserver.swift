@@ -67,7 +67,10 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     }
 
     /// Ends the task with `error` (the body could not be prepared, or sending failed).
+    /// A sending failure (or a cancel) reaches AF code as an ``AFNetworkError`` (`NSURLErrorDomain`),
+    /// whichever transport sent the request; other errors as they are.
     func fail(_ error: any Error) {
+        let error: any Error = (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
         spooled.withLock { $0?.remove(); $0 = nil }
         task.complete(response: nil, error: error)
         deliver { [task, handlers] in handlers.failure?(task, error) }

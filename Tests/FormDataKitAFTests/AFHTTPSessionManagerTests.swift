@@ -381,8 +381,26 @@ struct AFHTTPSessionManagerTests {
             return
         }
         #expect(task != nil)
-        #expect(error is FormDataError)
+        // As AFNetworking reported it: NSURLErrorDomain, whichever transport sent the request.
+        let ns = error as NSError
+        #expect(ns.domain == NSURLErrorDomain)
+        #expect(ns.code == NSURLErrorCannotConnectToHost, "\(ns)")
+        #expect((error as? AFNetworkError).map { if case .connectionFailure = $0.underlying { true } else { false } } == true)
         #expect(task?.state == .completed)
+    }
+
+    @Test func aTimeoutIsNSURLErrorTimedOutOverCurl() async throws {
+        let receiver = try await FormReceiver.start()
+        let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: CurlTransport())
+        manager.requestSerializer.timeoutInterval = 0.5
+        let result = await outcome { success, failure in
+            manager.get("delay/3000", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
+        }
+        await receiver.stop()
+        let ns = try #require(result.outcome.error.map { $0 as NSError })
+        #expect(ns.domain == NSURLErrorDomain)
+        #expect(ns.code == NSURLErrorTimedOut)
+        #expect((ns.userInfo[NSUnderlyingErrorKey] as? NSError)?.domain == "ASIHTTPRequestErrorDomain")
     }
 
     /// The README's example, against the receiver.
@@ -425,7 +443,9 @@ struct AFHTTPSessionManagerTests {
             task?.cancel()
             return task
         }
-        #expect(suspended.outcome.error as? FormDataError == .cancelled)
+        #expect(suspended.outcome.error.map { $0 as NSError }?.domain == NSURLErrorDomain)
+        #expect(suspended.outcome.error.map { $0 as NSError }?.code == NSURLErrorCancelled)
+        #expect((suspended.outcome.error as? AFNetworkError)?.underlying == .cancelled)
         #expect(suspended.task?.state == .completed)
         let running = await outcome { success, failure in
             let task = manager.get("delay/5000", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
@@ -433,7 +453,8 @@ struct AFHTTPSessionManagerTests {
             return task
         }
         await receiver.stop()
-        #expect(running.outcome.error as? FormDataError == .cancelled)
+        #expect((running.outcome.error as? AFNetworkError)?.underlying == .cancelled)
+        #expect(running.outcome.error.map { $0 as NSError }?.code == NSURLErrorCancelled)
         #expect(running.task?.state == .completed)
         #expect(!TemporaryStorage.currentFiles().contains { $0.contains("af-upload") })
     }
