@@ -87,6 +87,11 @@ struct AFPreparedRequest {
             url: url, method: urlRequest.httpMethod ?? "GET", headers: headers, body: body,
             timeoutInterval: urlRequest.timeoutInterval)
         request.network.maximumUploadBytesPerSecond = uploadLimit
+        // The URLRequest properties a transport can honour: timeoutInterval (above, the idle
+        // timeout) and httpShouldHandleCookies (the curl transport's cookie jar). cachePolicy,
+        // allowsCellularAccess, networkServiceType and httpShouldUsePipelining have nothing to
+        // act on in these transports (no response cache, no cellular link).
+        request.network.usesCookieJar = urlRequest.httpShouldHandleCookies
     }
 
     /// Every byte of a caller's own body stream.

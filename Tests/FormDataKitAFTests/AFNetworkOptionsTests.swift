@@ -112,4 +112,20 @@ struct AFNetworkOptionsTests {
         #expect(done)
         #expect(transport.requests.first?.network.maximumUploadBytesPerSecond == 81_920)
     }
+
+    @Test("httpShouldHandleCookies = false reaches the transport as no cookie jar; the default uses it")
+    func cookiesSetting() async throws {
+        let transport = RecordingTransport()
+        let manager = AFHTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:9/"), sessionConfiguration: nil, transport: transport)
+        for handles in [true, false] {
+            manager.requestSerializer.httpShouldHandleCookies = handles ? nil : false
+            let done: Bool = await withCheckedContinuation { continuation in
+                _ = manager.get("x", parameters: nil, headers: nil, progress: nil,
+                                success: { _, _ in continuation.resume(returning: true) },
+                                failure: { _, _ in continuation.resume(returning: false) })
+            }
+            #expect(done)
+            #expect(transport.requests.last?.network.usesCookieJar == handles)
+        }
+    }
 }
