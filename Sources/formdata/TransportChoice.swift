@@ -36,7 +36,17 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
             }
             guard pinnedCertificate != nil || cookieJarFile != nil else { return try await body(CurlTransport.shared) }
             let trust = try pinnedCertificate.map { TrustAnchorPinning(certificates: [try Data(contentsOf: URL(fileURLWithPath: $0))]) }
-            return try await body(CurlTransport(configuration: .init(trust: trust, cookieJarFile: cookieJarFile)))
+            let transport = CurlTransport(configuration: .init(trust: trust, cookieJarFile: cookieJarFile))
+            // Shut down before returning: the process exits next, and OpenSSL's exit-time cleanup
+            // crashed a transport thread still releasing its handles (seen: 1 run in ~10).
+            do {
+                let result = try await body(transport)
+                await transport.shutdown()
+                return result
+            } catch {
+                await transport.shutdown()
+                throw error
+            }
         case .urlsession:
             if pinnedCertificate != nil {
                 throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")

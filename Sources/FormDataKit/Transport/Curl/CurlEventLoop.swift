@@ -23,6 +23,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var started = false
     private var stopRequested = false
     private var stopped = false
+    /// Signalled once the thread has released every libcurl handle and ended.
+    private let finished = DispatchSemaphore(value: 0)
     private var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
 
@@ -49,6 +51,20 @@ final class CurlEventLoop: @unchecked Sendable {
             stopRequested = true
             if let multi { _ = ccurl_multi_wakeup(multi) }
         }
+    }
+
+    /// ``stop()``, then blocks until the thread has released its libcurl handles and ended (at
+    /// once when it never started). For a program about to exit: OpenSSL's exit-time cleanup
+    /// must not run while this thread still calls into libcurl.
+    func stopAndWait() {
+        let running = lock.withLock { () -> Bool in
+            stopRequested = true
+            if let multi { _ = ccurl_multi_wakeup(multi) }
+            return started
+        }
+        guard running else { return }
+        finished.wait()
+        finished.signal() // for another waiter
     }
 
     private func submit(_ command: Command) -> Bool {
@@ -106,6 +122,7 @@ final class CurlEventLoop: @unchecked Sendable {
         active = [:]
         lock.withLock { self.multi = nil }
         _ = ccurl_multi_cleanup(multi)
+        finished.signal()
     }
 
     private func apply(_ command: Command, multi: UnsafeMutableRawPointer) {

@@ -109,6 +109,20 @@ public final class CurlTransport: FormDataTransport {
 
     deinit { eventLoop.stop() }
 
+    /// Stops the transport: sends in flight fail with ``FormDataError/cancelled``, and this returns
+    /// once its thread has released every libcurl handle (the cookie jar file is written by then).
+    /// Call it before a program that created its own transport exits, so no libcurl or OpenSSL
+    /// work is still running while the process tears down. Sends started afterwards fail.
+    public func shutdown() async {
+        let loop = eventLoop
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                loop.stopAndWait()
+                continuation.resume()
+            }
+        }
+    }
+
     /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
     public var streamsBodySource: Bool { true }
 
