@@ -73,7 +73,6 @@ enum CurlOption {
     static let proxyUsername = objectPoint + 175
     static let proxyPassword = objectPoint + 176
     static let pinnedPublicKey = objectPoint + 230
-    static let cookieList = objectPoint + 135
 }
 
 /// `CURLAUTH_*` bits and `CURLPROXY_*` values.

@@ -135,7 +135,6 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// `transfer` ended with libcurl result `code`. Returns the next hop's transfer (a redirect
     /// to follow), or nil once the send has completed.
     func transferFinished(_ transfer: CurlTransfer, code: Int32) -> CurlTransfer? {
-        transfer.flushCookieJarFile()
         guard code == CurlCode.ok else {
             complete(.failure(error(for: code, transfer: transfer)))
             return nil

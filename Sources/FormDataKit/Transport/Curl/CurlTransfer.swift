@@ -380,14 +380,6 @@ final class CurlTransfer {
         return URL(string: location, relativeTo: request.url)?.absoluteURL
     }
 
-    /// Writes the cookie jar to its file now (`CURLOPT_COOKIELIST "FLUSH"`), when the transport
-    /// has one: before the send completes, not whenever the handle happens to be released (a
-    /// command-line program may have exited by then).
-    func flushCookieJarFile() {
-        guard let easy, cookieJar != nil, send.transport.configuration.cookieJarFile != nil else { return }
-        _ = "FLUSH".withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieList, $0) }
-    }
-
     /// Keeps `earlier`'s challenge until this hop sees one of its own (a retry answering it
     /// may succeed without a new one).
     func inheritChallenge(from earlier: CurlTransfer) {
