@@ -44,6 +44,12 @@ package final class SpawnedProcess: @unchecked Sendable {
         package var signalled: Bool
         /// Whether it exited with status 0.
         package var succeeded: Bool { !signalled && status == 0 }
+
+        /// An ending with `status` (the signal number when `signalled`).
+        package init(status: Int32, signalled: Bool) {
+            self.status = status
+            self.signalled = signalled
+        }
     }
 
     /// What a child printed and how it ended (``run(_:_:environment:)``).

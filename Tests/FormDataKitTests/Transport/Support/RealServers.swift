@@ -253,14 +253,22 @@ extension RealServers {
     /// free port first.
     static func waitUntilListening(_ process: SpawnedProcess, port: Int, pidFile: String,
                                    timeout: TimeInterval = 15) async throws -> StartOutcome {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while Date() < deadline {
-            if !process.isRunning { return .exited(await process.wait()) }
-            let written = (try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if written == String(process.pid), acceptsConnections(port: port) { return .listening }
-            try await Task.sleep(for: .milliseconds(25))
+        // Polled on a thread of its own: in a full parallel run the Swift concurrency pool can be
+        // busy for many seconds, and a poll that waited for it timed out a server that had been
+        // listening all along (seen in clean-clone runs). The last check comes after the
+        // deadline, so a late wake-up never decides alone.
+        await SpawnedProcess.onOwnThread { () -> StartOutcome in
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while true {
+                if !process.isRunning {
+                    return .exited(process.waitBlocking(timeout: 10) ?? SpawnedProcess.Termination(status: -1, signalled: false))
+                }
+                let written = (try? String(contentsOfFile: pidFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if written == String(process.pid), acceptsConnections(port: port) { return .listening }
+                if Date() >= deadline { return .timedOut }
+                usleep(25_000)
+            }
         }
-        return .timedOut
     }
 
     /// The last `count` lines of the text file at `path` ("" when it cannot be read).
