@@ -64,16 +64,24 @@ struct NetworkOptionsTests {
     @Test("the cookie jar file is written after a send and read by a new transport")
     func cookieJarFile() async throws {
         let receiver = try await FormReceiver.start()
-        defer { Task { await receiver.stop() } }
         let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let first = Self.request(receiver.url("/cookie?set=kept=yes"), transport: CurlTransport(configuration: .init(cookieJarFile: file)))
+        let writer = CurlTransport(configuration: .init(cookieJarFile: file))
+        let reader = CurlTransport(configuration: .init(cookieJarFile: file))
+        let first = Self.request(receiver.url("/cookie?set=kept=yes"), transport: writer)
         _ = try await first.start()
-        let saved = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(saved.contains("kept\tyes"), "\(saved)")
-        let second = Self.request(receiver.url("/upload"), transport: CurlTransport(configuration: .init(cookieJarFile: file)))
+        let saved = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        let second = Self.request(receiver.url("/upload"), transport: reader)
         _ = try await second.start()
-        #expect(receiver.lastRequest?.header("Cookie") == "kept=yes")
+        let cookie = receiver.lastRequest?.header("Cookie")
+        // Both transports release their handles (each writes the jar file then) before the file
+        // is removed, so none is left behind.
+        await writer.shutdown()
+        await reader.shutdown()
+        await receiver.stop()
+        try? FileManager.default.removeItem(atPath: file)
+        #expect(saved.contains("kept\tyes"), "\(saved)")
+        #expect(cookie == "kept=yes")
+        #expect(!FileManager.default.fileExists(atPath: file))
     }
 
     @Test("the public-key pin computed from the server's certificate passes; another fails naming the pin")
