@@ -65,14 +65,7 @@ struct AFPreparedRequest {
         }
         if compressing, body.length > 0,
             !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame }) {
-            let source: BodySource
-            switch body {
-            case .data(let data): source = BodySource(segments: [BodySegment(.bytes(data))])
-            case .file(let path, let length):
-                source = BodySource(segments: [BodySegment(.file(FileRange(path: path, length: length, expectedFileSize: length)))])
-            case .source(let parts): source = parts
-            case .none: source = .empty
-            }
+            let source = body.segments ?? .empty
             switch try BodyCompressor.compress(source, to: .automatic, purpose: "af-gzip") {
             case .memory(let data):
                 body = .data(data)

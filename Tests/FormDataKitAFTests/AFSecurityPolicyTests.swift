@@ -13,14 +13,6 @@ struct AFSecurityPolicyTests {
         var bytes: Int
     }
 
-    /// Runs a blocking call (a process start) on a plain thread, off the cooperative pool.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: Result { try body() }) }
-        }
-        return try result.get()
-    }
-
     /// POSTs a multipart form through a manager whose transport applies `policy`; returns the
     /// response object (parsed JSON) or the error.
     static func post(to server: HTTPSTestServer, policy: AFSecurityPolicy, file: URL) async throws -> Result<Answer, any Error> {

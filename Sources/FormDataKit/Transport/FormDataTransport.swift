@@ -66,6 +66,18 @@ public struct TransportRequest: Sendable, Equatable {
         /// ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.
         case source(BodySource)
 
+        /// The body as segments to read (nil for ``none``): what a streaming transport sends and
+        /// what a compressor reads, whichever way the body was handed over.
+        package var segments: BodySource? {
+            switch self {
+            case .none: return nil
+            case .data(let data): return BodySource(segments: [BodySegment(.bytes(data))])
+            case .file(let path, let length):
+                return BodySource(segments: [BodySegment(.file(FileRange(path: path, length: length, expectedFileSize: length)))])
+            case .source(let source): return source
+            }
+        }
+
         /// The number of bytes the body has.
         public var length: UInt64 {
             switch self {

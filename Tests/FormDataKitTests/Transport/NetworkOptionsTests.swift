@@ -18,15 +18,6 @@ struct NetworkOptionsTests {
         return request
     }
 
-    /// How `request` ended.
-    static func outcome(of request: FormDataRequest) async -> Result<FormDataResponse, FormDataError> {
-        do {
-            return .success(try await request.start())
-        } catch {
-            return .failure(error)
-        }
-    }
-
     @Test("a cookie one response sets goes with the next request on the same transport, and nowhere else")
     func cookieJar() async throws {
         let receiver = try await FormReceiver.start()
@@ -109,7 +100,7 @@ struct NetworkOptionsTests {
         let wrong = Self.request(server.url("/upload"), transport: CurlTransport())
         wrong.trustedCertificates = [anchor]
         wrong.pinnedPublicKeyHashes = [other]
-        let outcome = await Self.outcome(of: wrong)
+        let outcome = await TransportTestSupport.outcome(of: wrong)
         guard case .failure(.connectionFailure(let underlying)) = outcome else {
             Issue.record("expected a connection failure naming the pin, got \(outcome)")
             return
@@ -138,7 +129,7 @@ struct NetworkOptionsTests {
         let request = Self.request(receiver.url("/upload"), transport: URLSessionTransport())
         request.proxyHost = "127.0.0.1"
         request.proxyPort = 9
-        let outcome = await Self.outcome(of: request)
+        let outcome = await TransportTestSupport.outcome(of: request)
         guard case .failure(.unableToCreateRequest(let underlying)) = outcome else {
             Issue.record("expected unableToCreateRequest naming proxyHost, got \(outcome)")
             return

@@ -36,11 +36,6 @@ struct RealServerNetworkTests {
         #expect(report.files.first?.size == file.count)
     }
 
-    /// How `request` ended.
-    static func outcome(of request: FormDataRequest) async -> Result<FormDataResponse, FormDataError> {
-        do { return .success(try await request.start()) } catch { return .failure(error) }
-    }
-
     @Test("Digest after pre-emptive Basic: the challenge is answered, the body arrives whole, the scheme is Digest")
     func digestAfterPreemptiveBasic() async throws {
         let file = try TransportTestSupport.makeFile(size: 3 << 20, seed: 21)
@@ -73,7 +68,7 @@ struct RealServerNetworkTests {
             let wrong = try Self.formRequest(server.url("/digest/upload"), file: file.path)
             wrong.username = ApacheServer.digest.user
             wrong.password = "wrong"
-            let failed = await Self.outcome(of: wrong)
+            let failed = await TransportTestSupport.outcome(of: wrong)
             guard case .failure(.authenticationNeeded(let underlying)) = failed else {
                 Issue.record("expected authenticationNeeded, got \(failed)")
                 return
@@ -128,7 +123,7 @@ struct RealServerNetworkTests {
                 wrong.proxyPort = proxy.port
                 wrong.proxyUsername = "proxyuser"
                 wrong.proxyPassword = "wrong"
-                let failed = await Self.outcome(of: wrong)
+                let failed = await TransportTestSupport.outcome(of: wrong)
                 guard case .failure(.authenticationNeeded(let underlying)) = failed else {
                     Issue.record("expected authenticationNeeded from the proxy, got \(failed)")
                     return
@@ -167,7 +162,7 @@ struct RealServerNetworkTests {
             without.timeOutSeconds = TransportTestSupport.patientTimeout
             without.setPostValue("1", forKey: "a")
             without.trustedCertificates = [authority]
-            let failed = await Self.outcome(of: without)
+            let failed = await TransportTestSupport.outcome(of: without)
             guard case .failure(.connectionFailure) = failed else {
                 Issue.record("expected a connection failure without a client certificate, got \(failed)")
                 return

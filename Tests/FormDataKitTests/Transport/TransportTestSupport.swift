@@ -67,6 +67,11 @@ enum TransportTestSupport {
         return try result.get()
     }
 
+    /// How `request` ended: its response, or its error.
+    static func outcome(of request: FormDataRequest) async -> Result<FormDataResponse, FormDataError> {
+        do { return .success(try await request.start()) } catch { return .failure(error) }
+    }
+
     static let scratchPrefix = "fdk-transport-test-"
 
     /// Removes scratch directories left by test processes that died (killed mid-test).

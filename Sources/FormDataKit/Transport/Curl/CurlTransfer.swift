@@ -50,13 +50,7 @@ final class CurlTransfer {
         self.request = request
         self.authSchemes = authSchemes
         errorBuffer.initialize(repeating: 0, count: 256)
-        switch request.body {
-        case .none: bodySource = nil
-        case .data(let data): bodySource = BodySource(segments: [BodySegment(.bytes(data))])
-        case .file(let path, let length):
-            bodySource = BodySource(segments: [BodySegment(.file(FileRange(path: path, length: length, expectedFileSize: length)))])
-        case .source(let source): bodySource = source
-        }
+        bodySource = request.body.segments
     }
 
     deinit {
