@@ -298,7 +298,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
-                                             streaming: transport.streamsBodySource,
+                                             for: transport,
                                              compressing: requestSerializer.shouldCompressRequestBody)
             try applySecurityPolicy(to: &prepared.request)
         } catch {

@@ -5,25 +5,22 @@ import FoundationNetworking
 #endif
 
 /// A `URLRequest` turned into what the transport sends: final headers (no Content-Length — the
-/// transport derives it) and a body in memory or in a spooled temporary file.
+/// transport derives it) and the body in the form the transport takes, by FormDataKit's one
+/// policy (`BodyDelivery`): the multipart parts themselves for a transport that streams, bytes
+/// in memory up to the transport's in-memory limit, else a spooled temporary file.
 struct AFPreparedRequest {
-    /// Multipart bodies held wholly in memory up to this size are sent from memory; larger ones,
-    /// and any with file parts, are spooled to a temporary file and sent from it. Both ways the
-    /// transport sends the exact Content-Length.
-    static let inMemoryLimit: UInt64 = 1 << 20
-
     /// What the transport sends.
     var request: TransportRequest
-    /// The temporary file a multipart body was spooled to; removed when the task ends.
+    /// The temporary file the body was spooled or compressed to; removed when the task ends.
     var spooledBody: TemporaryFile?
 
-    /// Prepares `urlRequest`; `additionalHeaders` (a session configuration's) fill in headers it lacks.
-    /// With `streaming` (a transport that streams a body source, such as AsyncHTTPClient's), a
-    /// large multipart body goes to the transport unspooled; the request's body stream keeps
-    /// its parts alive while the task runs.
-    /// With `compressing`, the body goes gzip-compressed (`Content-Encoding: gzip`), in memory up
-    /// to 1 MiB of output and from a temporary file beyond (FormDataKit's compressor).
-    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, streaming: Bool = false,
+    /// Prepares `urlRequest` for `transport`; `additionalHeaders` (a session configuration's) fill
+    /// in headers it lacks. A multipart body stream's parts stay alive (the request holds its
+    /// source) while the task runs.
+    /// With `compressing`, the body goes gzip-compressed (`Content-Encoding: gzip`), compressed
+    /// in one pass from its parts (nothing is spooled uncompressed): in memory up to
+    /// `BodyDelivery.defaultInMemoryLimit` of body, from a temporary file beyond.
+    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, for transport: any FormDataTransport,
          compressing: Bool = false) throws {
         guard let url = urlRequest.url else { throw AFURLRequestSerializationError.invalidURLString("") }
         var headers: [(name: String, value: String)] = []
@@ -38,43 +35,40 @@ struct AFPreparedRequest {
         // The serializer checks the headers it sets; per-request and session headers added
         // afterwards are checked here, before anything is spooled or sent.
         try RequestHeaderValidation.requireValid(headers)
-        var body: TransportRequest.Body
+        var source: BodySource
         var uploadLimit: UInt64 = 0
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
-            let source = stream.bodySource
+            source = stream.bodySource
             // AF's throttleBandwidth(withPacketSize:delay:), as a bytes-per-second limit the
             // transport applies (CurlTransport; the others do not limit).
             if stream.delay > 0 {
                 uploadLimit = UInt64(max(1, (Double(stream.numberOfBytesInPacket) / stream.delay).rounded()))
             }
-            if source.isInMemory && source.length <= Self.inMemoryLimit {
-                body = .data(try source.readAll())
-            } else if streaming {
-                body = .source(source)
-            } else {
-                let file = try withExtendedLifetime(stream) { try BodySpooler.spool(source, purpose: "af-upload") }
-                spooledBody = file
-                body = .file(path: file.path, length: source.length)
-            }
         } else if let stream = urlRequest.httpBodyStream {
-            body = .data(try Self.drain(stream))
+            source = BodySource(segments: [BodySegment(.bytes(try Self.drain(stream)))])
         } else if let data = urlRequest.httpBody {
-            body = .data(data)
+            source = BodySource(segments: [BodySegment(.bytes(data))])
         } else {
-            body = .none
+            source = .empty
         }
-        if compressing, body.length > 0,
+        var body: TransportRequest.Body
+        if compressing, source.length > 0,
             !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame }) {
-            let source = body.segments ?? .empty
             switch try BodyCompressor.compress(source, to: .automatic, purpose: "af-gzip") {
             case .memory(let data):
                 body = .data(data)
             case .file(let file, let length):
-                spooledBody?.remove() // the uncompressed spool is no longer needed
                 spooledBody = file
-                body = .file(path: file.path, length: length)
+                let whole = BodySource(segments: [BodySegment(.file(FileRange(path: file.path, length: length, expectedFileSize: length)))])
+                body = try BodyDelivery.deliver(whole, to: transport.acceptedBodyForms, inMemoryLimit: transport.inMemoryBodyLimit,
+                                                spooled: file).body
             }
             headers.append((name: "Content-Encoding", value: "gzip"))
+        } else {
+            let delivered = try BodyDelivery.deliver(source, to: transport.acceptedBodyForms,
+                                                     inMemoryLimit: transport.inMemoryBodyLimit, purpose: "af-upload")
+            body = delivered.body
+            spooledBody = delivered.temporaryFile
         }
         request = TransportRequest(
             url: url, method: urlRequest.httpMethod ?? "GET", headers: headers, body: body,
@@ -86,7 +80,6 @@ struct AFPreparedRequest {
         // act on in these transports (no response cache, no cellular link).
         request.network.usesCookieJar = urlRequest.httpShouldHandleCookies
     }
-
     /// Every byte of a caller's own body stream.
     private static func drain(_ stream: InputStream) throws -> Data {
         if stream.streamStatus == .notOpen { stream.open() }

@@ -108,8 +108,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         try await fileIO.shutdownGracefully()
     }
 
-    /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
-    public var streamsBodySource: Bool { true }
+    /// Every form: a ``FormDataRequest`` hands this transport its encoded body unspooled, which it
+    /// streams from the parts.
+    public var acceptedBodyForms: TransportBodyForms { .all }
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {

@@ -226,23 +226,25 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         try self.init(method: "POST", url: "http://localhost/", headers: headers, body: body)
     }
 
-    /// A snapshot of what `request` sends: it builds the body if needed (in memory, spooled or
-    /// compressed) and reads it back; the headers are ``FormDataRequest/requestHeaders`` plus
+    /// A snapshot of what `request` sends, whatever its transport: it builds the body if needed
+    /// and reads it from its parts (or its compressed form), spooling nothing; the headers are ``FormDataRequest/requestHeaders`` plus
     /// the pre-emptive `Authorization: Basic` that ``FormDataRequest/username`` adds when sent.
     public init(_ request: FormDataRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
                 contentLimit: Int = FormSnapshot.defaultContentLimit) throws(FormSnapshotError) {
         do { try request.buildPostBody() } catch let error as FormDataError { throw .buildFailed(error) } catch {
             throw .streamFailed(reason: "\(error)")
         }
+        // The bytes every transport sends: the compressed body, or the encoded parts (read from
+        // them, so nothing is spooled for the snapshot).
         var body = Data()
         if let compressed = request.compressedPostBody {
             body = compressed
-        } else if let path = request.compressedPostBodyFilePath ?? request.postBodyFilePath {
+        } else if let path = request.compressedPostBodyFilePath {
             do { body = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
                 throw .unreadable(path: path, reason: error.localizedDescription)
             }
-        } else if let data = request.postBody {
-            body = data
+        } else if let source = request.bodySource {
+            do { body = try source.readAll() } catch { throw .buildFailed(error) }
         }
         var headers = request.requestHeaders.sorted { $0.key < $1.key }.map { ReceivedHeader(name: $0.key, value: $0.value) }
         if let username = request.username,

@@ -65,10 +65,9 @@ enum SpoolCopyChild {
         }
     }
 
-    /// The W3 form of `SpoolChild`, built without spooling: its segments.
+    /// The W3 form of `SpoolChild`, built (a build never spools): its segments.
     static func bodySource(files: [String]) throws -> BodySource {
         let request = try W3Form.request(files: files)
-        request.transport = SegmentsOnlyTransport()
         try request.buildPostBody()
         guard let source = request.bodySource else { throw ChildError.failed("no body source") }
         return source
@@ -87,15 +86,5 @@ enum SpoolCopyChild {
         #else
         throw ChildError.failed("sendfile: Linux only")
         #endif
-    }
-}
-
-/// A transport that is never started: it only makes `buildPostBody()` keep the body as segments
-/// (``FormDataTransport/streamsBodySource``) instead of spooling it.
-private struct SegmentsOnlyTransport: FormDataTransport {
-    var streamsBodySource: Bool { true }
-
-    func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        preconditionFailure("formdata-bench-child builds bodies only; it never sends")
     }
 }

@@ -3,7 +3,7 @@
 // prints one JSON line: what failed, ASI's error code, and the temporary files left behind at
 // that moment (counted before exit, when the per-process directory is still there).
 //
-//   reliability-helper spool FILE GZIP(0|1) [slow]   build a body from FILE (under `ulimit -f`, or killed)
+//   reliability-helper spool FILE GZIP(0|1) [slow]   build and spool a body from FILE (under `ulimit -f`, or killed)
 //   reliability-helper change MODE(delete|truncate|grow) GZIP FILE URL   change FILE after adding it, then send
 #if canImport(Glibc)
 import Glibc
@@ -32,8 +32,9 @@ guard arguments.count >= 2 else { report(["error": "usage"]) }
 switch arguments[1] {
 case "spool":
     let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
-    // A transport that takes files, so the build spools (the streaming default would not).
-    request.transport = URLSessionTransport.shared
+    // A transport that takes files and keeps nothing in memory: the send spools the body (a
+    // build never does; a compressed body is compressed to a file at build).
+    request.transport = URLSessionTransport(inMemoryFileBodyLimit: 0)
     request.shouldCompressRequestBody = arguments[3] == "1"
     if arguments.count > 4 { request.compressionLevel = 9 }
     do {
@@ -41,6 +42,7 @@ case "spool":
         request.addPostValue("value", forKey: "field")
         FileHandle.standardError.write(Data("building\n".utf8))
         try request.buildPostBody()
+        if let error = request.startSynchronous(), case .fileManagement = error { throw error }
         report(["ok": true, "postLength": request.postLength, "files": TemporaryStorage.currentFiles()])
     } catch {
         report(describe(error))

@@ -84,6 +84,8 @@ public struct BodySource: Sendable, Equatable {
 
     /// The whole body in memory. Files are read and checked against their recorded size.
     public func readAll() throws(FormDataError) -> Data {
+        if segments.isEmpty { return Data() }
+        if segments.count == 1, case .bytes(let data) = segments[0].content { return data }
         var out = Data()
         out.reserveCapacity(Int(clamping: length))
         for segment in segments {

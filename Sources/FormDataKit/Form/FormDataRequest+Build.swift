@@ -3,45 +3,39 @@ import Foundation
 extension FormDataRequest {
     // MARK: - Building the body
 
-    /// Builds the body if it is not built yet (or went stale): encodes the form, keeps it in memory
-    /// or spools it to a temporary file, and sets `Content-Type`, `Content-Length` and the method.
+    /// Builds the body if it is not built yet (or went stale): encodes the form and computes its
+    /// exact length, `Content-Type` and the method. Nothing is sent, and nothing is spooled.
     ///
-    /// - Form without files: URL-encoded (or multipart when ``postFormat`` says so), in memory
-    ///   unless ``shouldStreamPostDataFromDisk``.
-    /// - Form with files: multipart, spooled to a temporary file (``postBodyFilePath``) — unless
-    ///   the request's ``transport`` streams the body itself
-    ///   (``FormDataTransport/streamsBodySource``): then nothing is spooled and the transport
-    ///   reads the segments (``bodySource``) as it sends them.
+    /// - Form without files: URL-encoded (or multipart when ``postFormat`` says so), kept in
+    ///   memory (``postBody``) unless ``shouldStreamPostDataFromDisk``.
+    /// - Form with files: multipart, its file parts left in their files. The body is spooled to a
+    ///   temporary file only when something needs one: reading ``postBodyFilePath``, or sending
+    ///   through a transport that takes files and not streams (see ``BodyDelivery``).
     /// - Empty form: no body, no `Content-Type`.
+    ///
+    /// The result is the same whatever the ``transport``: headers, ``postLength``,
+    /// ``debugBodyString`` and ``bodySource``.
     ///
     /// - Throws: ``FormDataError`` naming the file, field or encoding at fault, or
     ///   ``FormDataError/invalidRequestHeader(name:value:)`` for a header set with
     ///   ``addRequestHeader(_:value:)`` whose name is not a token or whose value has CR, LF or NUL.
     ///   Nothing is left on disk when a build fails.
     public func buildPostBody() throws {
-        try RequestHeaderValidation.requireValid(requestHeaders)
-        let streaming = transportStreamsBodySource
-        try serializingBuilds {
-            while true {
-                let snapshot: RequestState? = state.withLock { current in
-                    if current.buildForStreamingTransport != streaming {
-                        current.buildForStreamingTransport = streaming
-                        current.invalidateBody()
-                    }
-                    return current.built == nil ? current : nil
-                }
-                guard let snapshot else { return }
-                let built = try Self.makeBody(from: snapshot)
-                let applied = state.withLock { current -> Bool in
-                    guard current.generation == snapshot.generation else { return false }
-                    current.apply(built)
-                    return true
-                }
-                if applied {
-                    if let text = built.debugString { Self.emitDebugLog(text) }
-                    return
-                }
-                // Changed while building: the body just built is dropped (with its temp file); build again.
+        try RequestHeaderValidation.requireValid(state.withLock { $0.requestHeaders })
+        while true {
+            let snapshot: RequestState? = state.withLock { $0.built == nil ? $0 : nil }
+            guard let snapshot else { return }
+            let built = try Self.makeBody(from: snapshot)
+            let applied = state.withLock { current -> Bool in
+                // Changed while building, or built by another thread meanwhile: this body is
+                // dropped (with any temporary file); the loop builds again or finds the other.
+                guard current.generation == snapshot.generation, current.built == nil else { return false }
+                current.built = built
+                return true
+            }
+            if applied {
+                if let text = built.debugString { Self.emitDebugLog(text) }
+                return
             }
         }
     }
@@ -90,14 +84,16 @@ extension FormDataRequest {
         }
     }
 
-    /// The path of the spooled body after a build, when it is on disk (forms with files, or
-    /// ``shouldStreamPostDataFromDisk``). Nil when the body is compressed (it is compressed
-    /// straight to ``compressedPostBodyFilePath``, never spooled) or kept in memory.
+    /// The path of the body spooled to a temporary file, for a body kept on disk (forms with
+    /// files, or ``shouldStreamPostDataFromDisk``). Nil when the body is compressed (it is
+    /// compressed straight to ``compressedPostBodyFilePath``, never spooled), kept in memory, or
+    /// not built.
     ///
-    /// When the request's transport streams the body itself (``CurlTransport``, the Linux
-    /// default), nothing is spooled to send it; reading this property spools the body then, on
-    /// first access, so code that reads the file (as ASIHTTPRequest code did) still can. Nil if
-    /// that spool fails (a file changed or vanished, or the disk is full): sending reports why.
+    /// A build spools nothing: reading this property spools the body then, on first access, so
+    /// code that reads the file (as ASIHTTPRequest code did) still can, and a send through a
+    /// transport that takes files uses that same file. Nil if that spool fails (a file changed or
+    /// vanished, or the disk is full): sending reports why. The file is removed on rebuild, after
+    /// a send, and when the request is released.
     ///
     /// Setting it makes the file the raw body, sent as it is (ASIHTTPRequest's
     /// `setPostBodyFilePath:` with `shouldStreamPostDataFromDisk`: a PUT of a file): read when
@@ -114,26 +110,34 @@ extension FormDataRequest {
         }
     }
 
-    /// ``postBodyFilePath``'s value: the caller's own file for a raw file body, else the spool.
+    /// ``postBodyFilePath``'s value: the caller's own file for a raw file body, else the spool
+    /// (made now if the body is kept on disk and not spooled yet).
     private var currentPostBodyFilePath: String? {
         if let raw = state.withLock({ $0.rawBody }), raw.count == 1, case .file(let path) = raw[0] { return path }
         let pending = state.withLock { state -> (BodySource, UInt64)? in
-            guard let built = state.built, built.streamedByTransport, built.spooledFile == nil else { return nil }
+            guard let built = state.built, built.spooledFile == nil, built.postBody == nil, built.compressed == nil,
+                built.source.length > 0
+            else { return nil }
             return (built.source, state.generation)
         }
-        if let (source, generation) = pending, let file = try? BodySpooler.spool(source) {
-            let kept = state.withLock { state -> Bool in
-                guard state.generation == generation, state.built != nil, state.built?.spooledFile == nil else { return false }
-                state.built?.spooledFile = file
-                return true
-            }
-            if !kept { file.remove() }
+        if let (source, generation) = pending, let file = try? BodySpooler.spool(source), !keepSpool(file, generation: generation) {
+            file.remove()
         }
         return state.withLock { $0.built?.spooledFile?.path }
     }
 
+    /// Keeps `file`, a spool of the body of `generation`, as the built body's spool. False when
+    /// the body changed meanwhile or another spool got there first (the caller then owns `file`).
+    func keepSpool(_ file: TemporaryFile, generation: UInt64) -> Bool {
+        state.withLock { state -> Bool in
+            guard state.generation == generation, state.built != nil, state.built?.spooledFile == nil else { return false }
+            state.built?.spooledFile = file
+            return true
+        }
+    }
+
     /// Whether the built body is in a spooled temporary file now (without spooling it, unlike
-    /// ``postBodyFilePath``): false for bodies in memory, compressed, or streamed by the transport.
+    /// ``postBodyFilePath``): false for bodies in memory, compressed, or not spooled yet.
     public var isPostBodySpooled: Bool { state.withLock { $0.built?.spooledFile != nil } }
 
     /// The gzip-compressed body after a build, when ``shouldCompressRequestBody`` is on and the
@@ -174,7 +178,7 @@ extension FormDataRequest {
         guard !form.isEmpty else { return .none }
         // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
         for file in form.files {
-            guard case .file(let path) = file.content, let expected = snapshot.fileSizesAtAdd[path] else { continue }
+            guard case .file(let path) = file.content, let expected = file.sizeWhenAdded else { continue }
             let actual = try FileInspection.regularFileSize(at: path)
             if actual != expected { throw .fileChanged(path: path, expectedSize: expected, actualSize: actual) }
         }
@@ -219,14 +223,14 @@ extension FormDataRequest {
         return try place(built, onDisk: hasFile || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
     }
 
-    /// Compresses `built` when asked, and puts it where it is sent from: memory, a spool file,
-    /// or the parts themselves for a transport that streams them.
+    /// Compresses `built` when asked; keeps a body that stays in memory as ``postBody``. A body
+    /// kept on disk (`onDisk`) is not spooled here: see ``BodyDelivery``.
     static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         var built = built
         let source = built.source
         if snapshot.shouldCompressRequestBody && source.length > 0 {
             // One pass from the parts: the uncompressed body is never spooled.
-            let toFile = onDisk || source.length > BodyCompressor.memoryLimit
+            let toFile = onDisk || source.length > BodyDelivery.defaultInMemoryLimit
             let compressed = try BodyCompressor.compress(
                 source,
                 settings: CompressionSettings(
@@ -235,16 +239,8 @@ extension FormDataRequest {
                 to: toFile ? .temporaryFile : .memory)
             built.compressed = compressed
             built.postLength = compressed.length
-            if onDisk { return built }
         }
-        if onDisk && snapshot.buildForStreamingTransport {
-            // The transport streams the segments itself: no spool, whatever the size.
-            built.streamedByTransport = true
-        } else if onDisk {
-            built.spooledFile = try BodySpooler.spool(source)
-        } else if source.segments.count == 1, case .bytes(let data) = source.segments[0].content {
-            built.postBody = data
-        } else {
+        if !onDisk {
             built.postBody = try source.readAll()
         }
         return built
@@ -253,32 +249,5 @@ extension FormDataRequest {
     private static func emitDebugLog(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
         logger.debug("\(text)")
-    }
-}
-
-extension RequestState {
-    /// Stores `built` and sets what a build sets: headers, method, format, streaming flag.
-    mutating func apply(_ body: BuiltBody) {
-        for name in headersSetByBuild { requestHeaders[name] = nil }
-        headersSetByBuild = []
-        built = body
-        if body.hasFiles {
-            postFormat = .multipartFormData
-            shouldStreamPostDataFromDisk = true
-        }
-        if let boundary = body.boundary { self.boundary = boundary }
-        if let contentType = body.contentType {
-            requestHeaders["Content-Type"] = contentType
-            headersSetByBuild.append("Content-Type")
-        }
-        if body.postLength > 0 {
-            if ["GET", "DELETE", "HEAD"].contains(requestMethod) { requestMethod = "POST" }
-            requestHeaders["Content-Length"] = String(body.postLength)
-            headersSetByBuild.append("Content-Length")
-            if let encoding = body.contentEncoding {
-                requestHeaders["Content-Encoding"] = encoding
-                headersSetByBuild.append("Content-Encoding")
-            }
-        }
     }
 }

@@ -97,6 +97,25 @@ extension FormDataRequest {
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
         let network = networkOptions()
         let chosenTransport = transport
+        // The body in the form the transport takes (read or spooled outside the lock).
+        let (built, generation) = state.withLock { ($0.built, $0.generation) }
+        var delivered = BodyDelivery.Delivered(body: .none, temporaryFile: nil)
+        if let built {
+            do throws(FormDataError) {
+                delivered = try built.delivered(to: chosenTransport.acceptedBodyForms, inMemoryLimit: chosenTransport.inMemoryBodyLimit)
+            } catch {
+                return .failure(.whileSending(error))
+            }
+        }
+        // A spool made for this send is kept as the body's (postBodyFilePath shows it, a resend reuses it).
+        if let file = delivered.temporaryFile, built?.compressed == nil { _ = keepSpool(file, generation: generation) }
+        // The temporary file the transport reads from (however it is handed over), removed when
+        // the send ends: the spool made now, the compressed body, or an existing spool sent as a file.
+        var sentFile: TemporaryFile? = delivered.temporaryFile
+        if sentFile == nil, case .file(let compressedFile, _)? = built?.compressed { sentFile = compressedFile }
+        if sentFile == nil, case .file(let path, _) = delivered.body, let spool = built?.spooledFile, spool.path == path {
+            sentFile = spool
+        }
         let transportAnswersChallenges = chosenTransport.answersAuthenticationChallenges
         if !transportAnswersChallenges, let option = Self.optionOnlyCurlApplies(in: network) {
             // Never a silently different request: a setting the transport cannot apply is an error.
@@ -111,7 +130,7 @@ extension FormDataRequest {
                 return .failure(.unableToCreateRequest(underlying: UnderlyingError(
                     domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
             }
-            var headers: [(name: String, value: String)] = state.requestHeaders
+            var headers: [(name: String, value: String)] = state.effectiveHeaders
                 .filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
                 .sorted { $0.key < $1.key }
                 .map { (name: $0.key, value: $0.value) }
@@ -141,27 +160,14 @@ extension FormDataRequest {
                     return .failure(error)
                 }
             }
-            let body: TransportRequest.Body
-            var file: TemporaryFile?
-            switch state.built?.payload ?? .none {
-            case .none:
-                body = .none
-            case .memory(let data):
-                body = .data(data)
-            case .file(let payloadFile):
-                body = .file(path: payloadFile.path, length: state.built?.postLength ?? 0)
-                file = payloadFile
-            case .source(let source):
-                body = .source(source)
-            }
             var request = TransportRequest(
-                url: state.url, method: state.requestMethod, headers: headers, body: body,
+                url: state.url, method: state.effectiveMethod, headers: headers, body: delivered.body,
                 timeoutInterval: timeout)
             request.maximumDecompressedResponseSize = responseLimit
             request.maximumResponseSize = rawResponseLimit
             request.network = network
             state.lastSentPostLength = state.built?.postLength ?? 0
-            return .success((request, file))
+            return .success((request, sentFile))
         }
     }
 
@@ -184,7 +190,7 @@ extension FormDataRequest {
         guard let file else { return }
         file.remove()
         state.withLock { state in
-            if case .file(let current)? = state.built?.payload, current === file { state.built = nil }
+            if let built = state.built, built.owns(file) { state.built = nil }
         }
     }
 }

@@ -67,7 +67,7 @@ extension FormDataRequest {
     }
 
     /// The default ``maximumDecompressedResponseSize``: 256 MiB.
-    public static let defaultMaximumDecompressedResponseSize: UInt64 = 256 << 20
+    public static let defaultMaximumDecompressedResponseSize: UInt64 = TransportRequest.defaultMaximumDecompressedResponseSize
 
     /// The largest response body accepted as it arrives, in bytes, encoded or not: receiving
     /// stops as soon as a body grows past it and the send fails with
@@ -80,7 +80,7 @@ extension FormDataRequest {
     }
 
     /// The default ``maximumResponseSize``: 256 MiB.
-    public static let defaultMaximumResponseSize: UInt64 = 256 << 20
+    public static let defaultMaximumResponseSize: UInt64 = TransportRequest.defaultMaximumResponseSize
 
     /// The `User-Agent` header; nil sends ``defaultUserAgentString``. A `User-Agent` in
     /// ``requestHeaders`` wins over both.
@@ -91,9 +91,9 @@ extension FormDataRequest {
 
     /// What sends the request; ``defaultTransport`` unless set.
     ///
-    /// A transport whose ``FormDataTransport/streamsBodySource`` is true (``CurlTransport``, the
-    /// Linux default, and the AsyncHTTPClient transport) gets the encoded body unspooled;
-    /// changing to or from such a transport makes the next send build the body again.
+    /// The transport decides the form the body is handed over in (see ``BodyDelivery``): one that
+    /// streams (``CurlTransport``, the Linux default, and the AsyncHTTPClient transport) gets the
+    /// encoded body unspooled. The built body itself does not depend on the transport.
     public var transport: any FormDataTransport {
         get { sending.withLock { $0.transport } ?? Self.defaultTransport }
         set { sending.withLock { $0.transport = newValue } }
@@ -123,14 +123,6 @@ extension FormDataRequest {
         #else
         return false
         #endif
-    }
-
-    /// Whether this request's transport streams a body source, answered without creating
-    /// ``URLSessionTransport/shared`` (which does not stream): building a body never starts a
-    /// URLSession and its libcurl (~4 MiB of the process's pages when only spooling).
-    package var transportStreamsBodySource: Bool {
-        if let chosen = sending.withLock({ $0.transport }) { return chosen.streamsBodySource }
-        return Self.defaultTransportStorage.current?.streamsBodySource ?? Self.platformDefaultIsCurl
     }
 
     // MARK: - Callbacks

@@ -19,7 +19,6 @@ import Logging
 public final class FormDataRequest: Sendable {
     let state: Locked<RequestState>
     let sending = Locked(SendingState())
-    private let buildSerializer = Locked<Void>(())
 
     // MARK: - Creating a request
 
@@ -57,14 +56,14 @@ public final class FormDataRequest: Sendable {
     /// The HTTP method; `POST` by default. When the body is not empty, `GET`, `DELETE` and `HEAD`
     /// become `POST` at build time; `PUT` and other methods are kept.
     public var requestMethod: String {
-        get { state.withLock { $0.requestMethod } }
+        get { state.withLock { $0.effectiveMethod } }
         set { mutateBody { $0.requestMethod = newValue } }
     }
 
     /// The body format; `.urlEncoded` by default. Reads `.multipartFormData` after a build of a
     /// form that has files (files force multipart).
     public var postFormat: PostFormat {
-        get { state.withLock { $0.postFormat } }
+        get { state.withLock { $0.built?.hasFiles == true ? .multipartFormData : $0.postFormat } }
         set { mutateBody { $0.postFormat = newValue } }
     }
 
@@ -78,7 +77,7 @@ public final class FormDataRequest: Sendable {
     /// Whether the body is written to a temporary file rather than kept in memory. Forced on by a
     /// build when the form has files.
     public var shouldStreamPostDataFromDisk: Bool {
-        get { state.withLock { $0.shouldStreamPostDataFromDisk } }
+        get { state.withLock { $0.built?.hasFiles == true || $0.shouldStreamPostDataFromDisk } }
         set { mutateBody { $0.shouldStreamPostDataFromDisk = newValue } }
     }
 
@@ -151,7 +150,7 @@ public final class FormDataRequest: Sendable {
     /// ``FormDataError/boundaryCollision(boundary:field:)``; a generated one is replaced by a new
     /// one when it occurs in in-memory content (files are not read for it: 122 random bits).
     public var multipartBoundary: String {
-        get { state.withLock { $0.boundary } }
+        get { state.withLock { $0.built?.boundary ?? $0.boundary } }
         set {
             mutateBody {
                 $0.boundary = newValue
@@ -162,11 +161,23 @@ public final class FormDataRequest: Sendable {
 
     // MARK: - Headers
 
-    /// The request headers: yours, plus `Content-Type` and `Content-Length` once the body is built.
-    /// Keys are case-sensitive, as in ASIHTTPRequest.
+    /// The request headers: yours, plus `Content-Type` and `Content-Length` (and
+    /// `Content-Encoding: gzip`) once the body is built, as ASIHTTPRequest showed them. Keys are
+    /// case-sensitive, as in ASIHTTPRequest.
+    ///
+    /// The build's headers are not stored among yours: they are added when the request is sent
+    /// and follow the body (a rebuild changes them; a stale body shows none). Setting this
+    /// property to a dictionary read from it keeps only your own headers.
     public var requestHeaders: [String: String] {
-        get { state.withLock { $0.requestHeaders } }
-        set { state.withLock { $0.requestHeaders = newValue } }
+        get { state.withLock { $0.effectiveHeaders } }
+        set {
+            state.withLock { state in
+                var own = newValue
+                // The build's headers read back through the getter are not the caller's.
+                for header in state.built?.headers ?? [] where own[header.name] == header.value { own[header.name] = nil }
+                state.requestHeaders = own
+            }
+        }
     }
 
     /// Sets header `header` to `value`, replacing an entry with exactly the same name.
@@ -206,11 +217,8 @@ public final class FormDataRequest: Sendable {
     /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
     /// sending nothing; add the file again to send its new contents.
     public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
-        let (field, size) = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
-        mutateBody {
-            $0.form.addFile(field)
-            $0.fileSizesAtAdd[filePath] = size
-        }
+        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.addFile(field) }
     }
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
@@ -220,11 +228,8 @@ public final class FormDataRequest: Sendable {
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
     public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
-        let (field, size) = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
-        mutateBody {
-            $0.form.setFile(field)
-            $0.fileSizesAtAdd[filePath] = size
-        }
+        let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
+        mutateBody { $0.form.setFile(field) }
     }
 
     /// Appends `data` as a file field with file name `file` and type `application/octet-stream`.
@@ -265,13 +270,12 @@ public final class FormDataRequest: Sendable {
 
     // MARK: - Private helpers
 
-    private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> (FormFileField, UInt64) {
+    private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> FormFileField {
         let size = try FileInspection.regularFileSize(at: path)
         let name = fileName ?? (path as NSString).lastPathComponent
-        let field = FormFileField(
+        return FormFileField(
             name: key, fileName: name, contentType: contentType ?? MIMETypes.type(forFileName: path),
-            content: .file(path: path))
-        return (field, size)
+            content: .file(path: path), sizeWhenAdded: size)
     }
 
     private static func dataField(_ data: Data?, fileName: String?, contentType: String?, key: String) -> FormFileField {
@@ -288,8 +292,4 @@ public final class FormDataRequest: Sendable {
         }
     }
 
-    /// Runs `body` with builds excluded (one build at a time per request).
-    func serializingBuilds<T>(_ body: () throws -> T) rethrows -> T {
-        try buildSerializer.withLock { _ in try body() }
-    }
 }

@@ -32,13 +32,24 @@ public struct FormFileField: Sendable, Equatable {
     public var contentType: String
     /// The bytes, or the file that holds them.
     public var content: Content
+    /// The file's size when it was added, for a ``Content/file(path:)`` field: a build finds a
+    /// file of any other size changed and fails rather than send other contents than were added.
+    /// Nil: not checked (the size is read at build).
+    public var sizeWhenAdded: UInt64?
 
     /// A file field named `name`.
-    public init(name: String, fileName: String, contentType: String, content: Content) {
+    /// - Parameters:
+    ///   - name: the field's name.
+    ///   - fileName: the `filename` sent.
+    ///   - contentType: the part's `Content-Type`.
+    ///   - content: the bytes, or the file that holds them.
+    ///   - sizeWhenAdded: the file's size when added (see ``sizeWhenAdded``).
+    public init(name: String, fileName: String, contentType: String, content: Content, sizeWhenAdded: UInt64? = nil) {
         self.name = name
         self.fileName = fileName
         self.contentType = contentType
         self.content = content
+        self.sizeWhenAdded = sizeWhenAdded
     }
 }
 

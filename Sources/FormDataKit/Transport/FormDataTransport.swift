@@ -13,10 +13,16 @@ public protocol FormDataTransport: Sendable {
     /// - Returns: a handle that cancels the send.
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask
 
-    /// Whether this transport streams a ``TransportRequest/Body/source(_:)`` body itself, reading
-    /// its segments as it sends them. When true, ``FormDataRequest`` does not spool an uncompressed
-    /// body to a temporary file before handing it over. False by default.
-    var streamsBodySource: Bool { get }
+    /// The forms of body this transport can send (see ``TransportBodyForms``). A request's body
+    /// is turned into one of them when it is sent, by ``BodyDelivery``: a transport that takes
+    /// ``TransportBodyForms/stream`` gets the encoded body unspooled, whatever its size.
+    /// `[.bytes, .file]` by default.
+    var acceptedBodyForms: TransportBodyForms { get }
+
+    /// Bodies up to this many bytes that are not streamed are handed over in memory (read
+    /// straight from their parts); larger ones as a spooled temporary file. ``BodyDelivery/defaultInMemoryLimit``
+    /// (1 MiB) by default.
+    var inMemoryBodyLimit: UInt64 { get }
 
     /// Whether this transport sends ``TransportRequest/network``'s credentials itself and answers
     /// authentication challenges (Digest, NTLM) with them. When false, ``FormDataRequest`` sends
@@ -25,10 +31,31 @@ public protocol FormDataTransport: Sendable {
 }
 
 extension FormDataTransport {
-    /// False: the transport is given bodies in memory or in a file (spooled when needed).
-    public var streamsBodySource: Bool { false }
+    /// `[.bytes, .file]`: the transport is given bodies in memory or in a file.
+    public var acceptedBodyForms: TransportBodyForms { [.bytes, .file] }
+    /// ``BodyDelivery/defaultInMemoryLimit``.
+    public var inMemoryBodyLimit: UInt64 { BodyDelivery.defaultInMemoryLimit }
+    /// Whether ``acceptedBodyForms`` includes ``TransportBodyForms/stream``: the transport reads
+    /// a body's segments itself as it sends them, so nothing is spooled for it.
+    public var streamsBodySource: Bool { acceptedBodyForms.contains(.stream) }
     /// False: credentials reach the transport as an `Authorization: Basic` header.
     public var answersAuthenticationChallenges: Bool { false }
+}
+
+/// The forms in which a transport can take a request body (``TransportRequest/Body``).
+public struct TransportBodyForms: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    /// Makes a set from its raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Bytes in memory (``TransportRequest/Body/data(_:)``).
+    public static let bytes = TransportBodyForms(rawValue: 1 << 0)
+    /// The whole of a file (``TransportRequest/Body/file(path:length:)``).
+    public static let file = TransportBodyForms(rawValue: 1 << 1)
+    /// The encoded body's segments, read while sending (``TransportRequest/Body/source(_:)``).
+    public static let stream = TransportBodyForms(rawValue: 1 << 2)
+    /// Every form.
+    public static let all: TransportBodyForms = [.bytes, .file, .stream]
 }
 
 /// A send in flight, returned by ``FormDataTransport/start(_:observer:)``.
@@ -61,8 +88,8 @@ public struct TransportRequest: Sendable, Equatable {
         /// A body in a file, streamed from disk with the file's size as `Content-Length`.
         case file(path: String, length: UInt64)
         /// An encoded body, read segment by segment while it is sent (exact `Content-Length`,
-        /// no spool). Given only to transports whose ``FormDataTransport/streamsBodySource`` is
-        /// true, unless built by hand. A file whose size changed fails the send with
+        /// no spool). Given only to transports whose ``FormDataTransport/acceptedBodyForms``
+        /// include ``TransportBodyForms/stream``, unless built by hand. A file whose size changed fails the send with
         /// ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.
         case source(BodySource)
 
@@ -89,6 +116,11 @@ public struct TransportRequest: Sendable, Equatable {
         }
     }
 
+    /// The default ``maximumDecompressedResponseSize``: 256 MiB.
+    public static let defaultMaximumDecompressedResponseSize: UInt64 = 256 << 20
+    /// The default ``maximumResponseSize``: 256 MiB.
+    public static let defaultMaximumResponseSize: UInt64 = 256 << 20
+
     /// The URL to send to.
     public var url: URL
     /// The HTTP method.
@@ -105,11 +137,11 @@ public struct TransportRequest: Sendable, Equatable {
     /// transport stops receiving when a decoded body grows past it and completes with
     /// ``FormDataError/compression(underlying:)`` wrapping
     /// ``FormDataError/decompressedSizeLimitExceeded(limit:)``. 256 MiB unless set.
-    public var maximumDecompressedResponseSize: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize
+    public var maximumDecompressedResponseSize: UInt64 = TransportRequest.defaultMaximumDecompressedResponseSize
     /// The largest response body accepted as it arrives, before any decoding; a transport that
     /// enforces it stops receiving past it and completes with
     /// ``FormDataError/responseTooLarge(limit:)``. 256 MiB unless set.
-    public var maximumResponseSize: UInt64 = FormDataRequest.defaultMaximumResponseSize
+    public var maximumResponseSize: UInt64 = TransportRequest.defaultMaximumResponseSize
     /// Authentication, proxy, bandwidth, TLS and cookie settings (see ``NetworkOptions`` for
     /// which transports apply which).
     public var network = NetworkOptions()

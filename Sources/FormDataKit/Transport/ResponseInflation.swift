@@ -18,7 +18,7 @@ package enum ResponseInflation {
     /// the content encoding itself (libcurl), so the body is never inflated again here.
     package static func response(
         head: TransportResponseHead, body: Data,
-        limit: UInt64 = FormDataRequest.defaultMaximumDecompressedResponseSize,
+        limit: UInt64 = TransportRequest.defaultMaximumDecompressedResponseSize,
         alreadyDecoded: Bool = false
     ) -> Result<FormDataResponse, FormDataError> {
         if head.statusCode == 401 || head.statusCode == 407 {

@@ -44,6 +44,11 @@ public final class URLSessionTransport: FormDataTransport {
     /// streams from its file.
     public let inMemoryFileBodyLimit: UInt64
 
+    /// `[.bytes, .file]`: FoundationNetworking cannot stream a body with an exact length.
+    public var acceptedBodyForms: TransportBodyForms { [.bytes, .file] }
+    /// ``inMemoryFileBodyLimit``: bodies up to it are handed over in memory.
+    public var inMemoryBodyLimit: UInt64 { inMemoryFileBodyLimit }
+
     /// A timeout long enough to mean "none" (7 days), for ``TransportRequest/timeoutInterval`` ≤ 0.
     static let noTimeout: TimeInterval = 7 * 24 * 3600
 
@@ -109,18 +114,16 @@ public final class URLSessionTransport: FormDataTransport {
 
     /// The body as URLSession will send it, and the temporary file made for it if any.
     ///
-    /// URLSession cannot stream with an exact length on Linux, so a segment body is read into
-    /// memory when it is in memory or small, else spooled to a temporary file (removed at the
-    /// end). A file body up to ``inMemoryFileBodyLimit`` is read into memory.
+    /// URLSession cannot stream with an exact length on Linux, so a segment body (a request built
+    /// by hand: ``FormDataRequest`` hands over bytes or a file) goes through ``BodyDelivery`` like
+    /// any other: in memory up to ``inMemoryFileBodyLimit``, else a temporary file (removed at
+    /// the end). A file body up to ``inMemoryFileBodyLimit`` is read into memory.
     func sendableBody(_ body: TransportRequest.Body) throws(FormDataError) -> (TransportRequest.Body, TemporaryFile?) {
         switch body {
         case .source(let source):
             do throws(FormDataError) {
-                if source.isInMemory || source.length <= inMemoryFileBodyLimit {
-                    return (.data(try source.readAll()), nil)
-                }
-                let file = try BodySpooler.spool(source)
-                return (.file(path: file.path, length: source.length), file)
+                let delivered = try BodyDelivery.deliver(source, to: acceptedBodyForms, inMemoryLimit: inMemoryBodyLimit)
+                return (delivered.body, delivered.temporaryFile)
             } catch {
                 throw FormDataError.whileSending(error)
             }

@@ -25,8 +25,8 @@ struct CompressionRequestTests {
         #expect(request.compressedPostBody == nil)
         #expect(request.compressedPostBodyFilePath == nil)
         #expect(request.state.withLock { $0.built?.contentEncoding } == nil)
-        guard case .none? = request.state.withLock({ $0.built?.payload }) else {
-            Issue.record("expected no payload"); return
+        guard case .none? = try request.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
+            Issue.record("expected no body to send"); return
         }
     }
 
@@ -45,8 +45,8 @@ struct CompressionRequestTests {
         #expect(request.requestHeaders["Content-Encoding"] == "gzip")
         #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
         #expect(request.compressedPostBodyFilePath == nil)
-        guard case .memory(let wire)? = request.state.withLock({ $0.built?.payload }) else {
-            Issue.record("expected a memory payload"); return
+        guard case .data(let wire)? = try request.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
+            Issue.record("expected the body sent from memory"); return
         }
         #expect(wire == compressed)
     }
@@ -76,11 +76,11 @@ struct CompressionRequestTests {
         let plain = try #require(request!.bodySource).readAll()
         #expect(try await CompressionOracles.verifiedInflation(of: firstPath) == plain)
         do {
-            // (A payload holds its file: the transport keeps it alive while sending.)
-            guard case .file(let wireFile)? = request!.state.withLock({ $0.built?.payload }) else {
-                Issue.record("expected a file payload"); return
+            // A transport that takes files is given the compressed file itself.
+            guard case .file(let wirePath, _)? = try request!.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
+                Issue.record("expected the body sent from a file"); return
             }
-            #expect(wireFile.path == firstPath)
+            #expect(wirePath == firstPath)
         }
 
         // A change makes the body stale: the compressed file goes at once, headers too.

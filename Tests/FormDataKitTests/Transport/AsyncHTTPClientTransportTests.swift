@@ -13,7 +13,7 @@ final class RecordingTransport: FormDataTransport, @unchecked Sendable {
 
     init(_ inner: any FormDataTransport) { self.inner = inner }
 
-    var streamsBodySource: Bool { inner.streamsBodySource }
+    var acceptedBodyForms: TransportBodyForms { inner.acceptedBodyForms }
     var sentBodies: [TransportRequest.Body] { bodies.current }
 
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
@@ -143,7 +143,7 @@ struct AsyncHTTPClientTransportTests {
         // libcurl is on every Linux machine that runs Swift (FoundationNetworking needs it).
         #expect(CurlTransport.isAvailable, "\(CurlTransport.unavailableReason ?? "")")
         #expect(request.transport is CurlTransport)
-        #expect(request.transportStreamsBodySource)
+        #expect(request.transport.streamsBodySource)
         #else
         #expect(request.transport is URLSessionTransport)
         #endif
@@ -153,22 +153,35 @@ struct AsyncHTTPClientTransportTests {
         #expect(!URLSessionTransport.shared.streamsBodySource)
     }
 
-    @Test("building asks the request's own transport whether it streams: URLSession's build spools, a streaming transport's does not")
-    func buildAsksChosenTransport() throws {
+    @Test("the build is the same whatever the transport; only a send through URLSession (or postBodyFilePath) spools")
+    func buildIndependentOfTransport() throws {
         let file = try Support.makeFile(size: 10_000, seed: 43)
         defer { file.remove() }
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
-        request.transport = URLSessionTransport.shared
-        try request.addFile(file.path, forKey: "f")
-        #expect(!request.transportStreamsBodySource)
-        try request.buildPostBody()
-        let spooled = try #require(request.postBodyFilePath)
+        func built(_ transport: any FormDataTransport) throws -> FormDataRequest {
+            let request = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+            request.transport = transport
+            request.multipartBoundary = "fixed-boundary-for-the-comparison"
+            request.shouldLogDebugBody = true
+            request.setPostValue("v", forKey: "k")
+            try request.addFile(file.path, forKey: "f")
+            try request.buildPostBody()
+            return request
+        }
+        let viaURLSession = try built(URLSessionTransport.shared)
+        let viaAHC = try built(AsyncHTTPClientTransport.shared)
+        let viaCurl = try built(CurlTransport.shared)
+        for request in [viaURLSession, viaAHC, viaCurl] {
+            #expect(!request.isPostBodySpooled)
+            #expect(request.requestHeaders == viaURLSession.requestHeaders)
+            #expect(request.postLength == viaURLSession.postLength)
+            #expect(request.debugBodyString == viaURLSession.debugBodyString)
+            #expect(request.bodySource == viaURLSession.bodySource)
+        }
+        // ASI code reads postBodyFilePath: the spool is made then, for any transport.
+        let spooled = try #require(viaAHC.postBodyFilePath)
         #expect(FileManager.default.fileExists(atPath: spooled))
-        request.transport = AsyncHTTPClientTransport.shared
-        #expect(request.transportStreamsBodySource)
-        try request.buildPostBody()
-        #expect(!request.isPostBodySpooled)
-        #expect(request.bodySource != nil)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: spooled)) == viaAHC.bodySource?.readAll())
+        viaAHC.setPostValue("w", forKey: "k") // stale: the spool goes with the body
         #expect(!FileManager.default.fileExists(atPath: spooled))
     }
 

@@ -19,7 +19,8 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         }
     }
 
-    /// Whether a body with files is spooled to a temporary file before it is sent.
+    /// Whether a send spools a body over the transport's in-memory limit (URLSession's 8 MiB) to a
+    /// temporary file (the others stream the parts).
     var spools: Bool { self == .urlSession }
 
     var testDescription: String { rawValue }

@@ -123,8 +123,9 @@ public final class CurlTransport: FormDataTransport {
         }
     }
 
-    /// True: a ``FormDataRequest`` hands this transport its encoded body unspooled.
-    public var streamsBodySource: Bool { true }
+    /// Every form: a ``FormDataRequest`` hands this transport its encoded body unspooled, which it
+    /// streams from the parts.
+    public var acceptedBodyForms: TransportBodyForms { .all }
 
     /// True: credentials go to libcurl, which sends Basic first (when
     /// ``NetworkOptions/presentsCredentialsBeforeChallenge``) and answers a Digest or NTLM
