@@ -36,6 +36,18 @@ package enum CharsetConverter {
         #endif
     }
 
+    /// `bytes` read as text in `charset`, or nil when they are not valid in it (or the platform
+    /// has no converter for the charset).
+    package static func decode(_ bytes: Data, _ charset: LegacyCharset) -> String? {
+        if bytes.isEmpty { return "" }
+        #if canImport(Glibc) || canImport(Musl)
+        guard let decoded = bytes.withUnsafeBytes({ Iconv.convert($0, from: charset.converterName, to: "UTF-8") }) else { return nil }
+        return String(decoding: decoded, as: UTF8.self)
+        #else
+        return String(data: bytes, encoding: charset.encoding)
+        #endif
+    }
+
     /// Whether `decoded` (the encoded bytes read back) is `original` — with JIS X 0201's `¥` and
     /// `‾` read as the ASCII `\` and `~` they are to servers, for a ``LegacyCharset/jisRoman``
     /// converter (`original` has neither: ``encode(_:_:)`` refuses them first).

@@ -39,15 +39,27 @@ public struct FormDataResponse: Sendable, Equatable {
     }
 
     /// The body as text, decoded with the `charset` of the `Content-Type` header, or
-    /// ISO-8859-1 when there is none (ASIHTTPRequest's `defaultResponseEncoding`).
+    /// ISO-8859-1 when there is none or it is unknown (ASIHTTPRequest's `defaultResponseEncoding`).
+    /// Every charset a request body can be sent in is understood, the legacy ones (GBK, GB18030,
+    /// Big5, EUC-KR, KOI8-R, …) through the platform's converter; bytes that are not valid in the
+    /// charset are read as UTF-8 with replacement characters.
     public var string: String? {
-        let encoding = ResponseCharset.encoding(forContentType: header("Content-Type")) ?? .isoLatin1
-        return String(data: body, encoding: encoding) ?? String(decoding: body, as: UTF8.self)
+        ResponseCharset.decode(body, contentType: header("Content-Type"))
     }
 }
 
-/// The text encoding a `Content-Type` header names.
+/// The text encoding a `Content-Type` header names, and decoding a body with it.
 enum ResponseCharset {
+    /// `body` as text in the charset `contentType` names (ISO-8859-1 when it names none).
+    static func decode(_ body: Data, contentType: String?) -> String {
+        let encoding = encoding(forContentType: contentType) ?? .isoLatin1
+        if let charset = LegacyCharsets.linuxReplacement(for: encoding) ?? LegacyCharsets.charset(for: encoding),
+            let text = CharsetConverter.decode(body, charset) {
+            return text
+        }
+        return String(data: body, encoding: encoding) ?? String(decoding: body, as: UTF8.self)
+    }
+
     /// The encoding of the `charset` parameter of `contentType`, or nil when absent or unknown.
     static func encoding(forContentType contentType: String?) -> String.Encoding? {
         guard let contentType else { return nil }
@@ -59,15 +71,8 @@ enum ResponseCharset {
             let name = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: " \t\"")).lowercased()
             switch name {
             case "utf-8", "utf8": return .utf8
-            case "us-ascii", "ascii": return .ascii
-            case "iso-8859-1", "latin1": return .isoLatin1
-            case "iso-8859-2": return .isoLatin2
-            case "windows-1252": return .windowsCP1252
-            case "windows-1251": return .windowsCP1251
             case "utf-16": return .utf16
-            case "shift_jis": return .shiftJIS
-            case "euc-jp": return .japaneseEUC
-            default: return nil
+            default: return LegacyCharsets.encoding(named: name)
             }
         }
         return nil

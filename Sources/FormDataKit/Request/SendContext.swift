@@ -52,7 +52,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
 
     /// Builds the body, reports the start and sends the first attempt. Runs on ``queue``.
     func begin() {
-        if request.sending.withLock({ $0.cancelRequested }) {
+        if request.sending.withLock({ $0.current.cancelRequested }) {
             finish(.failure(.cancelled))
             return
         }
@@ -82,9 +82,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         // Never 0: an empty body counts as one unit, completed when the request finishes.
         let total = max(1, Int64(clamping: prepared.0.body.length))
         let (delegate, started) = request.sending.withLock { state in
-            state.uploadProgress.completedUnitCount = 0
-            state.uploadProgress.totalUnitCount = total
-            return (state.delegate.value, state.startedBlock)
+            state.current.uploadProgress.completedUnitCount = 0
+            state.current.uploadProgress.totalUnitCount = total
+            return (state.callbacks.delegate.value, state.callbacks.startedBlock)
         }
         let request = self.request
         deliver {
@@ -100,8 +100,8 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         let transport = request.transport
         let task = transport.start(transportRequest, observer: self)
         let cancelNow = request.sending.withLock { state -> Bool in
-            state.currentTask = task
-            return state.cancelRequested
+            state.current.currentTask = task
+            return state.current.cancelRequested
         }
         if cancelNow { task.cancel() }
     }
@@ -120,10 +120,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
 
     func transportDidReceiveResponse(_ head: TransportResponseHead) {
         let delegate = request.sending.withLock { state in
-            state.responseStatusCode = head.statusCode
-            state.responseReasonPhrase = head.reasonPhrase
-            state.responseHeaders = head.headers
-            return state.delegate.value
+            state.results.responseStatusCode = head.statusCode
+            state.results.responseReasonPhrase = head.reasonPhrase
+            state.results.responseHeaders = head.headers
+            return state.callbacks.delegate.value
         }
         let request = self.request
         queue.async { self.deliver { delegate?.request(request, didReceiveResponseHeaders: head.headers) } }
@@ -132,9 +132,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
         if case .failure(.timedOut) = result {
             let retry = request.sending.withLock { state -> Bool in
-                guard !state.cancelRequested, state.retryCount < state.numberOfTimesToRetryOnTimeout else { return false }
-                state.retryCount += 1
-                state.currentTask = nil
+                guard !state.current.cancelRequested, state.results.retryCount < state.settings.numberOfTimesToRetryOnTimeout else { return false }
+                state.results.retryCount += 1
+                state.current.currentTask = nil
                 return true
             }
             if retry {
@@ -148,7 +148,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
             }
         }
         var result = result
-        if case .failure = result, request.sending.withLock({ $0.cancelRequested }) {
+        if case .failure = result, request.sending.withLock({ $0.current.cancelRequested }) {
             result = .failure(.cancelled)
         }
         finish(result)
@@ -158,10 +158,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
 
     private func reportProgress(_ increment: Int64) {
         let (delegate, block, total) = request.sending.withLock { state in
-            state.totalBytesSent += UInt64(increment)
-            let progress = state.uploadProgress
-            progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.totalBytesSent))
-            return (state.delegate.value, state.bytesSentBlock, self.bodyLength)
+            state.results.totalBytesSent += UInt64(increment)
+            let progress = state.current.uploadProgress
+            progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.results.totalBytesSent))
+            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, self.bodyLength)
         }
         let request = self.request
         queue.async {
@@ -174,9 +174,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
 
     private func resetProgress(removing sentSoFar: Int64) {
         let delegate = request.sending.withLock { state in
-            state.totalBytesSent = 0
-            state.uploadProgress.completedUnitCount = 0
-            return state.delegate.value
+            state.results.totalBytesSent = 0
+            state.current.uploadProgress.completedUnitCount = 0
+            return state.callbacks.delegate.value
         }
         guard sentSoFar > 0 else { return }
         let request = self.request
@@ -206,24 +206,24 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         locked { bodyFile = nil }
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
         let (delegate, block) = request.sending.withLock { state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?) in
-            let progress = state.uploadProgress
+            let progress = state.current.uploadProgress
             switch result {
             case .success(let response):
-                state.error = nil
-                state.responseStatusCode = response.statusCode
-                state.responseReasonPhrase = response.reasonPhrase
-                state.responseHeaders = response.headers
-                state.responseData = response.body
-                state.responseURL = response.url
-                state.authentication = response.authentication
+                state.results.error = nil
+                state.results.responseStatusCode = response.statusCode
+                state.results.responseReasonPhrase = response.reasonPhrase
+                state.results.responseHeaders = response.headers
+                state.results.responseData = response.body
+                state.results.responseURL = response.url
+                state.results.authentication = response.authentication
                 progress.completedUnitCount = progress.totalUnitCount
             case .failure(let error):
-                state.error = error
+                state.results.error = error
             }
-            state.inFlight = false
-            state.currentTask = nil
-            if case .success = result { return (state.delegate.value, state.completionBlock) }
-            return (state.delegate.value, state.failedBlock)
+            state.current.inFlight = false
+            state.current.currentTask = nil
+            if case .success = result { return (state.callbacks.delegate.value, state.callbacks.completionBlock) }
+            return (state.callbacks.delegate.value, state.callbacks.failedBlock)
         }
         let request = self.request
         let completion = self.completion

@@ -11,8 +11,8 @@ extension FormDataRequest {
 
     /// The Windows domain for NTLM authentication (ASI's `domain`).
     public var domain: String? {
-        get { sending.withLock { $0.domain } }
-        set { sending.withLock { $0.domain = newValue } }
+        get { sending.withLock { $0.settings.domain } }
+        set { sending.withLock { $0.settings.domain = newValue } }
     }
 
     /// Whether Basic credentials (``username``/``password``) go with the first request, before
@@ -24,53 +24,53 @@ extension FormDataRequest {
     /// Over plain `http`, Basic credentials travel readable by anyone on the path — ASI sent them
     /// all the same, and so does FormDataKit (ported code expects it); the debug body log says so.
     public var shouldPresentCredentialsBeforeChallenge: Bool {
-        get { sending.withLock { $0.network.presentsCredentialsBeforeChallenge } }
-        set { sending.withLock { $0.network.presentsCredentialsBeforeChallenge = newValue } }
+        get { sending.withLock { $0.settings.network.presentsCredentialsBeforeChallenge } }
+        set { sending.withLock { $0.settings.network.presentsCredentialsBeforeChallenge = newValue } }
     }
 
     /// The scheme that authenticated the last send (`Basic`, `Digest`, `NTLM`), or nil.
-    public var authenticationScheme: String? { sending.withLock { $0.authentication.scheme } }
+    public var authenticationScheme: String? { sending.withLock { $0.results.authentication.scheme } }
     /// The realm of the last challenge the server sent, or nil.
-    public var authenticationRealm: String? { sending.withLock { $0.authentication.realm } }
+    public var authenticationRealm: String? { sending.withLock { $0.results.authentication.realm } }
     /// How many times the last send's body went again to answer a challenge.
-    public var authenticationRetryCount: Int { sending.withLock { $0.authentication.retryCount } }
+    public var authenticationRetryCount: Int { sending.withLock { $0.results.authentication.retryCount } }
 
     // MARK: Proxy
 
     /// The proxy's host; nil (the default): the environment's `http_proxy`/`https_proxy`/`no_proxy`.
     public var proxyHost: String? {
-        get { sending.withLock { $0.proxyHost } }
-        set { sending.withLock { $0.proxyHost = newValue } }
+        get { sending.withLock { $0.settings.proxyHost } }
+        set { sending.withLock { $0.settings.proxyHost = newValue } }
     }
 
     /// The proxy's port (default 0: 1080 for SOCKS5, 8080 otherwise, as ASI).
     public var proxyPort: Int {
-        get { sending.withLock { $0.proxyPort } }
-        set { sending.withLock { $0.proxyPort = newValue } }
+        get { sending.withLock { $0.settings.proxyPort } }
+        set { sending.withLock { $0.settings.proxyPort = newValue } }
     }
 
     /// The proxy's protocol (default HTTP).
     public var proxyType: NetworkOptions.ProxyType {
-        get { sending.withLock { $0.proxyType } }
-        set { sending.withLock { $0.proxyType = newValue } }
+        get { sending.withLock { $0.settings.proxyType } }
+        set { sending.withLock { $0.settings.proxyType = newValue } }
     }
 
     /// The proxy's user name.
     public var proxyUsername: String? {
-        get { sending.withLock { $0.proxyUsername } }
-        set { sending.withLock { $0.proxyUsername = newValue } }
+        get { sending.withLock { $0.settings.proxyUsername } }
+        set { sending.withLock { $0.settings.proxyUsername = newValue } }
     }
 
     /// The proxy's password.
     public var proxyPassword: String? {
-        get { sending.withLock { $0.proxyPassword } }
-        set { sending.withLock { $0.proxyPassword = newValue } }
+        get { sending.withLock { $0.settings.proxyPassword } }
+        set { sending.withLock { $0.settings.proxyPassword = newValue } }
     }
 
     /// The proxy's NTLM domain.
     public var proxyDomain: String? {
-        get { sending.withLock { $0.proxyDomain } }
-        set { sending.withLock { $0.proxyDomain = newValue } }
+        get { sending.withLock { $0.settings.proxyDomain } }
+        set { sending.withLock { $0.settings.proxyDomain = newValue } }
     }
 
     // MARK: Bandwidth
@@ -88,8 +88,8 @@ extension FormDataRequest {
 
     /// This request's limit in body bytes per second; 0 (the default): ``maxBandwidthPerSecond``.
     public var maxUploadBytesPerSecond: UInt64 {
-        get { sending.withLock { $0.network.maximumUploadBytesPerSecond } }
-        set { sending.withLock { $0.network.maximumUploadBytesPerSecond = newValue } }
+        get { sending.withLock { $0.settings.network.maximumUploadBytesPerSecond } }
+        set { sending.withLock { $0.settings.network.maximumUploadBytesPerSecond = newValue } }
     }
 
     // MARK: TLS
@@ -98,20 +98,20 @@ extension FormDataRequest {
     /// certificate (ASI's `validatesSecureCertificate`); the host name is still checked unless
     /// ``validatesHostName`` is false too.
     public var validatesSecureCertificate: Bool {
-        get { sending.withLock { $0.network.validatesSecureCertificate } }
-        set { sending.withLock { $0.network.validatesSecureCertificate = newValue } }
+        get { sending.withLock { $0.settings.network.validatesSecureCertificate } }
+        set { sending.withLock { $0.settings.network.validatesSecureCertificate = newValue } }
     }
 
     /// Whether the certificate must name the host (default true).
     public var validatesHostName: Bool {
-        get { sending.withLock { $0.network.validatesHostName } }
-        set { sending.withLock { $0.network.validatesHostName = newValue } }
+        get { sending.withLock { $0.settings.network.validatesHostName } }
+        set { sending.withLock { $0.settings.network.validatesHostName = newValue } }
     }
 
     /// Certificates (PEM or DER) trusted instead of the system's roots; empty: the system's.
     public var trustedCertificates: [Data] {
-        get { sending.withLock { $0.network.trustedCertificates } }
-        set { sending.withLock { $0.network.trustedCertificates = newValue } }
+        get { sending.withLock { $0.settings.network.trustedCertificates } }
+        set { sending.withLock { $0.settings.network.trustedCertificates = newValue } }
     }
 
     /// Public-key pins, `sha256//<base64 of the SHA-256 of the SubjectPublicKeyInfo>`; the
@@ -119,14 +119,14 @@ extension FormDataRequest {
     /// the server's key matches one. ``NetworkPinning/publicKeyHash(ofCertificate:)`` computes
     /// one from a certificate.
     public var pinnedPublicKeyHashes: [String] {
-        get { sending.withLock { $0.network.pinnedPublicKeyHashes } }
-        set { sending.withLock { $0.network.pinnedPublicKeyHashes = newValue } }
+        get { sending.withLock { $0.settings.network.pinnedPublicKeyHashes } }
+        set { sending.withLock { $0.settings.network.pinnedPublicKeyHashes = newValue } }
     }
 
     /// The client certificate presented when the server asks (ASI's `clientCertificateIdentity`).
     public var clientCertificate: NetworkOptions.ClientCertificate? {
-        get { sending.withLock { $0.network.clientCertificate } }
-        set { sending.withLock { $0.network.clientCertificate = newValue } }
+        get { sending.withLock { $0.settings.network.clientCertificate } }
+        set { sending.withLock { $0.settings.network.clientCertificate = newValue } }
     }
 
     // MARK: Cookies
@@ -135,20 +135,20 @@ extension FormDataRequest {
     /// cookies kept from earlier responses go with this request where RFC 6265 allows, and the
     /// cookies this response sets are kept. One jar per transport instance (``CurlTransport``).
     public var useCookiePersistence: Bool {
-        get { sending.withLock { $0.network.usesCookieJar } }
-        set { sending.withLock { $0.network.usesCookieJar = newValue } }
+        get { sending.withLock { $0.settings.network.usesCookieJar } }
+        set { sending.withLock { $0.settings.network.usesCookieJar = newValue } }
     }
 
     /// Cookies sent with this request in addition to the jar's (ASI's `requestCookies`); only
     /// their names and values are sent. Not sent after a redirect to another origin.
     public var requestCookies: [HTTPCookie] {
-        get { sending.withLock { $0.network.requestCookies }.compactMap { HTTPCookie(properties: [.name: $0.name, .value: $0.value, .path: "/", .domain: url.host ?? "localhost"]) } }
-        set { sending.withLock { $0.network.requestCookies = newValue.map { RequestCookie(name: $0.name, value: $0.value) } } }
+        get { sending.withLock { $0.settings.network.requestCookies }.compactMap { HTTPCookie(properties: [.name: $0.name, .value: $0.value, .path: "/", .domain: url.host ?? "localhost"]) } }
+        set { sending.withLock { $0.settings.network.requestCookies = newValue.map { RequestCookie(name: $0.name, value: $0.value) } } }
     }
 
     /// Adds a cookie to ``requestCookies``.
     public func addRequestCookie(name: String, value: String) {
-        sending.withLock { $0.network.requestCookies.append(RequestCookie(name: name, value: value)) }
+        sending.withLock { $0.settings.network.requestCookies.append(RequestCookie(name: name, value: value)) }
     }
 
     /// The cookies the last response set (its `Set-Cookie` headers), as ASI's `responseCookies`.
@@ -163,16 +163,16 @@ extension FormDataRequest {
     /// The network options of the next send, from the settings above.
     func networkOptions() -> NetworkOptions {
         sending.withLock { state in
-            var options = state.network
-            if let user = state.username {
-                options.credentials = .init(user: user, password: state.password ?? "", domain: state.domain)
+            var options = state.settings.network
+            if let user = state.settings.username {
+                options.credentials = .init(user: user, password: state.settings.password ?? "", domain: state.settings.domain)
             }
-            if let host = state.proxyHost, !host.isEmpty {
-                let port = state.proxyPort > 0 ? state.proxyPort : (state.proxyType == .socks5 ? 1080 : 8080)
-                let credentials = state.proxyUsername.map {
-                    NetworkOptions.Credentials(user: $0, password: state.proxyPassword ?? "", domain: state.proxyDomain)
+            if let host = state.settings.proxyHost, !host.isEmpty {
+                let port = state.settings.proxyPort > 0 ? state.settings.proxyPort : (state.settings.proxyType == .socks5 ? 1080 : 8080)
+                let credentials = state.settings.proxyUsername.map {
+                    NetworkOptions.Credentials(user: $0, password: state.settings.proxyPassword ?? "", domain: state.settings.proxyDomain)
                 }
-                options.proxy = .init(host: host, port: port, type: state.proxyType, credentials: credentials)
+                options.proxy = .init(host: host, port: port, type: state.settings.proxyType, credentials: credentials)
             }
             if options.maximumUploadBytesPerSecond == 0 { options.maximumUploadBytesPerSecond = Self.maxBandwidthPerSecond }
             return options

@@ -15,8 +15,13 @@ extension FormDataRequest {
         form.originalURL = nil
         let copied = FormDataRequest(url: form.url)
         copied.state.withLock { $0 = form }
-        let settings = sending.withLock { $0 }
-        copied.sending.withLock { $0.takeSettings(of: settings) }
+        // The settings and the callbacks; not the send in flight or its results (the copy's
+        // progress object stays its own).
+        let (settings, callbacks) = sending.withLock { ($0.settings, $0.callbacks) }
+        copied.sending.withLock {
+            $0.settings = settings
+            $0.callbacks = callbacks
+        }
         return copied
     }
 
@@ -38,35 +43,5 @@ extension FormDataRequest {
     /// cannot be represented in that encoding.
     public func encodeURL(_ string: String) -> String? {
         try? URLFormEncoding.escape(string, encoding: stringEncoding)
-    }
-}
-
-extension SendingState {
-    /// Takes `other`'s settings, transport, delegate and callbacks — not its send in flight or
-    /// its results (this state's progress object stays its own).
-    mutating func takeSettings(of other: SendingState) {
-        timeOutSeconds = other.timeOutSeconds
-        numberOfTimesToRetryOnTimeout = other.numberOfTimesToRetryOnTimeout
-        username = other.username
-        password = other.password
-        network = other.network
-        domain = other.domain
-        proxyHost = other.proxyHost
-        proxyPort = other.proxyPort
-        proxyType = other.proxyType
-        proxyUsername = other.proxyUsername
-        proxyPassword = other.proxyPassword
-        proxyDomain = other.proxyDomain
-        allowCompressedResponse = other.allowCompressedResponse
-        userAgentString = other.userAgentString
-        maximumDecompressedResponseSize = other.maximumDecompressedResponseSize
-        maximumResponseSize = other.maximumResponseSize
-        transport = other.transport
-        delegate = other.delegate
-        callbackQueue = other.callbackQueue
-        startedBlock = other.startedBlock
-        completionBlock = other.completionBlock
-        failedBlock = other.failedBlock
-        bytesSentBlock = other.bytesSentBlock
     }
 }

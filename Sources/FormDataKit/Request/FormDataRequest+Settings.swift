@@ -14,32 +14,32 @@ extension FormDataRequest {
     /// Seconds without any byte sent or received before the request fails with
     /// ``FormDataError/timedOut(underlying:)``; 10 by default; 0 or less turns the timeout off.
     public var timeOutSeconds: TimeInterval {
-        get { sending.withLock { $0.timeOutSeconds } }
-        set { sending.withLock { $0.timeOutSeconds = newValue } }
+        get { sending.withLock { $0.settings.timeOutSeconds } }
+        set { sending.withLock { $0.settings.timeOutSeconds = newValue } }
     }
 
     /// How many times a timed-out request is sent again (the same body; a spooled body file is
     /// kept until the last try); 0 by default.
     public var numberOfTimesToRetryOnTimeout: Int {
-        get { sending.withLock { $0.numberOfTimesToRetryOnTimeout } }
-        set { sending.withLock { $0.numberOfTimesToRetryOnTimeout = max(0, newValue) } }
+        get { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout } }
+        set { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout = max(0, newValue) } }
     }
 
     /// How many times the last send was retried after a timeout.
-    public var retryCount: Int { sending.withLock { $0.retryCount } }
+    public var retryCount: Int { sending.withLock { $0.results.retryCount } }
 
     /// The user name for HTTP Basic authentication. When set (with ``password``) and no
     /// `Authorization` header is set, the credentials are sent with the first request
     /// (pre-emptively, as ASIHTTPRequest did with the Basic scheme), so a body is sent once.
     public var username: String? {
-        get { sending.withLock { $0.username } }
-        set { sending.withLock { $0.username = newValue } }
+        get { sending.withLock { $0.settings.username } }
+        set { sending.withLock { $0.settings.username = newValue } }
     }
 
     /// The password for HTTP Basic authentication (see ``username``).
     public var password: String? {
-        get { sending.withLock { $0.password } }
-        set { sending.withLock { $0.password = newValue } }
+        get { sending.withLock { $0.settings.password } }
+        set { sending.withLock { $0.settings.password = newValue } }
     }
 
     /// Sets `Authorization: Basic <base64(username:password)>` on the request headers.
@@ -50,8 +50,8 @@ extension FormDataRequest {
     /// Whether to ask for a gzip-compressed response (`Accept-Encoding: gzip`) and inflate it;
     /// true by default. When false, `Accept-Encoding: identity` is sent.
     public var allowCompressedResponse: Bool {
-        get { sending.withLock { $0.allowCompressedResponse } }
-        set { sending.withLock { $0.allowCompressedResponse = newValue } }
+        get { sending.withLock { $0.settings.allowCompressedResponse } }
+        set { sending.withLock { $0.settings.allowCompressedResponse = newValue } }
     }
 
     /// The largest response body accepted after decompression, in bytes: a response sent with a
@@ -62,8 +62,8 @@ extension FormDataRequest {
     /// (``defaultMaximumDecompressedResponseSize``). Bodies without a content encoding are not
     /// limited by it.
     public var maximumDecompressedResponseSize: UInt64 {
-        get { sending.withLock { $0.maximumDecompressedResponseSize } }
-        set { sending.withLock { $0.maximumDecompressedResponseSize = newValue } }
+        get { sending.withLock { $0.settings.maximumDecompressedResponseSize } }
+        set { sending.withLock { $0.settings.maximumDecompressedResponseSize = newValue } }
     }
 
     /// The default ``maximumDecompressedResponseSize``: 256 MiB.
@@ -75,8 +75,8 @@ extension FormDataRequest {
     /// memory. 256 MiB by default (``defaultMaximumResponseSize``). Enforced by the curl transport
     /// (the Linux default); see the README's transport table for the others.
     public var maximumResponseSize: UInt64 {
-        get { sending.withLock { $0.maximumResponseSize } }
-        set { sending.withLock { $0.maximumResponseSize = newValue } }
+        get { sending.withLock { $0.settings.maximumResponseSize } }
+        set { sending.withLock { $0.settings.maximumResponseSize = newValue } }
     }
 
     /// The default ``maximumResponseSize``: 256 MiB.
@@ -85,8 +85,8 @@ extension FormDataRequest {
     /// The `User-Agent` header; nil sends ``defaultUserAgentString``. A `User-Agent` in
     /// ``requestHeaders`` wins over both.
     public var userAgentString: String? {
-        get { sending.withLock { $0.userAgentString } }
-        set { sending.withLock { $0.userAgentString = newValue } }
+        get { sending.withLock { $0.settings.userAgentString } }
+        set { sending.withLock { $0.settings.userAgentString = newValue } }
     }
 
     /// What sends the request; ``defaultTransport`` unless set.
@@ -95,8 +95,8 @@ extension FormDataRequest {
     /// streams (``CurlTransport``, the Linux default, and the AsyncHTTPClient transport) gets the
     /// encoded body unspooled. The built body itself does not depend on the transport.
     public var transport: any FormDataTransport {
-        get { sending.withLock { $0.transport } ?? Self.defaultTransport }
-        set { sending.withLock { $0.transport = newValue } }
+        get { sending.withLock { $0.settings.transport } ?? Self.defaultTransport }
+        set { sending.withLock { $0.settings.transport = newValue } }
     }
 
     /// The transport of every request whose ``transport`` is not set: unless changed,
@@ -129,33 +129,33 @@ extension FormDataRequest {
 
     /// The delegate, held weakly (see ``FormDataRequestDelegate`` for order and threads).
     public var delegate: (any FormDataRequestDelegate)? {
-        get { sending.withLock { $0.delegate.value } }
-        set { sending.withLock { $0.delegate.value = newValue } }
+        get { sending.withLock { $0.callbacks.delegate.value } }
+        set { sending.withLock { $0.callbacks.delegate.value = newValue } }
     }
 
     /// Called when the request starts (after ``FormDataRequestDelegate/requestStarted(_:)``).
     public var startedBlock: (@Sendable () -> Void)? {
-        get { sending.withLock { $0.startedBlock } }
-        set { sending.withLock { $0.startedBlock = newValue } }
+        get { sending.withLock { $0.callbacks.startedBlock } }
+        set { sending.withLock { $0.callbacks.startedBlock = newValue } }
     }
 
     /// Called when the request finishes with a response (after the delegate's `requestFinished`).
     public var completionBlock: (@Sendable () -> Void)? {
-        get { sending.withLock { $0.completionBlock } }
-        set { sending.withLock { $0.completionBlock = newValue } }
+        get { sending.withLock { $0.callbacks.completionBlock } }
+        set { sending.withLock { $0.callbacks.completionBlock = newValue } }
     }
 
     /// Called when the request fails (after the delegate's `requestFailed`); see ``error``.
     public var failedBlock: (@Sendable () -> Void)? {
-        get { sending.withLock { $0.failedBlock } }
-        set { sending.withLock { $0.failedBlock = newValue } }
+        get { sending.withLock { $0.callbacks.failedBlock } }
+        set { sending.withLock { $0.callbacks.failedBlock = newValue } }
     }
 
     /// Called as the body goes out with the bytes sent since the last call and the body's total
     /// length (ASIHTTPRequest's `bytesSentBlock(size, total)`). The sizes add up to the total.
     public var bytesSentBlock: (@Sendable (_ sent: UInt64, _ total: UInt64) -> Void)? {
-        get { sending.withLock { $0.bytesSentBlock } }
-        set { sending.withLock { $0.bytesSentBlock = newValue } }
+        get { sending.withLock { $0.callbacks.bytesSentBlock } }
+        set { sending.withLock { $0.callbacks.bytesSentBlock = newValue } }
     }
 
     // MARK: - Results
@@ -163,26 +163,26 @@ extension FormDataRequest {
     /// Upload progress of the current or last send, in bytes of the body (counted from the
     /// transport's send callbacks). Reaches exactly 1.0 when the request finishes; reset to 0 when
     /// a send starts or is retried.
-    public var uploadProgress: Progress { sending.withLock { $0.uploadProgress } }
+    public var uploadProgress: Progress { sending.withLock { $0.current.uploadProgress } }
 
     /// Body bytes sent by the current or last send.
-    public var totalBytesSent: UInt64 { sending.withLock { $0.totalBytesSent } }
+    public var totalBytesSent: UInt64 { sending.withLock { $0.results.totalBytesSent } }
 
     /// Why the last send failed; nil after a success (a 404 or 500 is a success).
-    public var error: FormDataError? { sending.withLock { $0.error } }
+    public var error: FormDataError? { sending.withLock { $0.results.error } }
 
     /// The status code of the last response; 0 until response headers arrive.
-    public var responseStatusCode: Int { sending.withLock { $0.responseStatusCode } }
+    public var responseStatusCode: Int { sending.withLock { $0.results.responseStatusCode } }
 
     /// The status line of the last response, e.g. `HTTP/1.1 404 Not Found`, with the server's
     /// own reason phrase when the transport saw it (the curl transport does), else the standard
     /// one; nil before a response.
     public var responseStatusMessage: String? {
         sending.withLock { state in
-            state.responseStatusCode == 0
+            state.results.responseStatusCode == 0
                 ? nil
-                : TransportResponseHead(statusCode: state.responseStatusCode, headers: [:],
-                                        reasonPhrase: state.responseReasonPhrase).statusLine
+                : TransportResponseHead(statusCode: state.results.responseStatusCode, headers: [:],
+                                        reasonPhrase: state.results.responseReasonPhrase).statusLine
         }
     }
 
@@ -194,10 +194,10 @@ extension FormDataRequest {
     /// queue on the main actor, say) runs the callbacks on its own thread while it waits, in the
     /// same order, so it never deadlocks.
     public var callbackQueue: DispatchQueue? {
-        get { sending.withLock { $0.callbackQueue } }
+        get { sending.withLock { $0.callbacks.callbackQueue } }
         set {
             if let newValue { CallbackInbox.mark(newValue) }
-            sending.withLock { $0.callbackQueue = newValue }
+            sending.withLock { $0.callbacks.callbackQueue = newValue }
         }
     }
 
@@ -213,24 +213,24 @@ extension FormDataRequest {
 
     /// The URL that answered the last send, after redirects (ASIHTTPRequest's `url` once
     /// redirected); nil before a response, or when the transport does not say.
-    public var responseURL: URL? { sending.withLock { $0.responseURL } }
+    public var responseURL: URL? { sending.withLock { $0.results.responseURL } }
 
     /// The headers of the last response; nil before a response.
-    public var responseHeaders: [String: String]? { sending.withLock { $0.responseHeaders } }
+    public var responseHeaders: [String: String]? { sending.withLock { $0.results.responseHeaders } }
 
     /// The body of the last response (inflated when it came gzip-compressed); nil before one.
-    public var responseData: Data? { sending.withLock { $0.responseData } }
+    public var responseData: Data? { sending.withLock { $0.results.responseData } }
 
     /// The body of the last response as text, decoded with the response's `charset`, or
     /// ISO-8859-1 when it names none (ASIHTTPRequest's default); nil before a response.
     public var responseString: String? {
-        let (data, headers) = sending.withLock { ($0.responseData, $0.responseHeaders) }
+        let (data, headers) = sending.withLock { ($0.results.responseData, $0.results.responseHeaders) }
         guard let data else { return nil }
         return FormDataResponse(statusCode: 0, headers: headers ?? [:], body: data).string
     }
 
     /// Whether a send is in progress.
-    public var isExecuting: Bool { sending.withLock { $0.inFlight } }
+    public var isExecuting: Bool { sending.withLock { $0.current.inFlight } }
 
     static func basicAuthorization(username: String, password: String) -> String {
         "Basic " + Data("\(username):\(password)".utf8).base64EncodedString()

@@ -1,14 +1,24 @@
 import Foundation
 
-/// Everything about sending a ``FormDataRequest``: settings, callbacks, the send in flight and
-/// the results. Guarded by the request's `sending` lock.
+/// Everything about sending a ``FormDataRequest``, guarded by the request's `sending` lock, in
+/// four parts kept apart: the caller's send settings, the callbacks, the send in flight, and the
+/// results of the last send.
 struct SendingState {
-    /// A weak reference to the delegate (ASIHTTPRequest did not retain its delegate).
-    struct WeakDelegate {
-        weak var value: (any FormDataRequestDelegate)?
-    }
+    var settings = SendSettings()
+    var callbacks = SendCallbacks()
+    var current = SendInFlight()
+    var results = SendResults()
 
-    // Settings
+    /// Clears the results of an earlier send and the state of the last one.
+    mutating func resetResults() {
+        results = SendResults()
+        current.cancelRequested = false
+        current.currentTask = nil
+    }
+}
+
+/// The caller's settings for sending (ASIHTTPRequest's timeouts, credentials, proxy, limits).
+struct SendSettings {
     var timeOutSeconds: TimeInterval = FormDataRequest.defaultTimeOutSeconds
     var numberOfTimesToRetryOnTimeout = 0
     var username: String?
@@ -29,22 +39,33 @@ struct SendingState {
     var maximumResponseSize = FormDataRequest.defaultMaximumResponseSize
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
+}
 
-    // Callbacks
+/// Where and what to report: the delegate (held weakly) and the blocks.
+struct SendCallbacks {
+    /// A weak reference to the delegate (ASIHTTPRequest did not retain its delegate).
+    struct WeakDelegate {
+        weak var value: (any FormDataRequestDelegate)?
+    }
+
     var callbackQueue: DispatchQueue?
     var delegate = WeakDelegate()
     var startedBlock: (@Sendable () -> Void)?
     var completionBlock: (@Sendable () -> Void)?
     var failedBlock: (@Sendable () -> Void)?
     var bytesSentBlock: (@Sendable (UInt64, UInt64) -> Void)?
+}
 
-    // The send in flight
+/// The send in flight.
+struct SendInFlight {
     var inFlight = false
     var cancelRequested = false
     var currentTask: (any TransportTask)?
     let uploadProgress = Progress(totalUnitCount: 0)
+}
 
-    // Results
+/// What the last send produced.
+struct SendResults {
     var retryCount = 0
     var totalBytesSent: UInt64 = 0
     var error: FormDataError?
@@ -54,19 +75,4 @@ struct SendingState {
     var responseData: Data?
     var responseURL: URL?
     var authentication = AuthenticationOutcome()
-
-    /// Clears the results of an earlier send.
-    mutating func resetResults() {
-        retryCount = 0
-        totalBytesSent = 0
-        error = nil
-        responseStatusCode = 0
-        responseReasonPhrase = nil
-        responseHeaders = nil
-        responseData = nil
-        responseURL = nil
-        authentication = AuthenticationOutcome()
-        cancelRequested = false
-        currentTask = nil
-    }
 }

@@ -63,9 +63,9 @@ extension FormDataRequest {
     /// `requestFailed`, ``failedBlock``) and its temporary files are removed. No effect when idle.
     public func cancel() {
         let task: (any TransportTask)? = sending.withLock { state in
-            guard state.inFlight else { return nil }
-            state.cancelRequested = true
-            return state.currentTask
+            guard state.current.inFlight else { return nil }
+            state.current.cancelRequested = true
+            return state.current.currentTask
         }
         task?.cancel()
     }
@@ -73,11 +73,11 @@ extension FormDataRequest {
     /// Starts one send; `completion` runs after the last callback.
     func send(inbox: CallbackInbox? = nil, _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
         let claimed = sending.withLock { state -> Bool in
-            guard !state.inFlight else { return false }
-            state.inFlight = true
+            guard !state.current.inFlight else { return false }
+            state.current.inFlight = true
             state.resetResults()
             // Completed first: corelibs' Progress traps on some total/completed transitions.
-            state.uploadProgress.completedUnitCount = 0
+            state.current.uploadProgress.completedUnitCount = 0
             return true
         }
         guard claimed else {
@@ -91,8 +91,8 @@ extension FormDataRequest {
     /// Builds what the transport sends from the current state (after a successful build).
     func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
         let settings = sending.withLock {
-            ($0.timeOutSeconds, $0.allowCompressedResponse, $0.userAgentString, $0.username, $0.password,
-             $0.maximumDecompressedResponseSize, $0.maximumResponseSize)
+            ($0.settings.timeOutSeconds, $0.settings.allowCompressedResponse, $0.settings.userAgentString, $0.settings.username, $0.settings.password,
+             $0.settings.maximumDecompressedResponseSize, $0.settings.maximumResponseSize)
         }
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
         let network = networkOptions()

@@ -177,7 +177,7 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         case .unencodableString(let field, let role, let encoding):
             return "The \(role.rawValue) of field '\(field)' cannot be represented in \(IANACharset.name(for: encoding) ?? "\(encoding)")"
         case .unsupportedEncoding(let encoding):
-            return "The string encoding \(encoding) is not ASCII-compatible and cannot be used for form bodies"
+            return "The string encoding \(IANACharset.name(for: encoding) ?? "with raw value \(encoding.rawValue)") is not ASCII-compatible and cannot be used for form bodies"
         case .invalidHeaderValue(let field, let value):
             return "The header value \(value.debugDescription) for field '\(field)' contains CR, LF or NUL"
         case .invalidRequestHeader(let name, let value):
