@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "FormDataKit", targets: ["FormDataKit"]),
         .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
         .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
+        .library(name: "FormDataKitTestingAssertions", targets: ["FormDataKitTestingAssertions"]),
         .library(name: "FormDataKitAsyncHTTPClient", targets: ["FormDataKitAsyncHTTPClient"]),
         .executable(name: "formdata", targets: ["formdata"]),
     ],
@@ -51,12 +52,19 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        // The migration kit (receiver, strict parser, snapshots and their comparison): no XCTest
+        // or Swift Testing, so the `formdata` tool can link it.
         .target(
             name: "FormDataKitTesting",
             dependencies: [
                 "FormDataKit",
                 "CZlib",
             ]
+        ),
+        // The migration kit's assertions for XCTest and Swift Testing.
+        .target(
+            name: "FormDataKitTestingAssertions",
+            dependencies: ["FormDataKitTesting"]
         ),
         .executableTarget(
             name: "formdata",
@@ -77,17 +85,31 @@ let package = Package(
             name: "formdata-bench-child",
             dependencies: ["FormDataKit"]
         ),
-        // Test support: runs a test case in a child process (FoundationNetworking's upload-cancel
-        // crash must not end the whole test run).
+        // Test-only helpers shared by the test targets (not a product): child processes
+        // (SpawnedProcess, one "start a helper and read its port"), the HTTPS test server and its
+        // certificates, and running a test case in a child process (FoundationNetworking's
+        // upload-cancel crash must not end the whole test run).
         .target(
-            name: "ProcessIsolation",
-            dependencies: ["FormDataKitTesting"],
-            path: "Tests/ProcessIsolation"
+            name: "FormDataKitTestSupport",
+            dependencies: ["FormDataKit", "FormDataKitTesting"],
+            path: "Tests/FormDataKitTestSupport"
         ),
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitAsyncHTTPClient", "ProcessIsolation"],
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport"],
             exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py", "Transport/Support/report_cgi.py"]
+        ),
+        // The AsyncHTTPClient transport's tests, apart so that the other test targets do not
+        // compile SwiftNIO and BoringSSL. The transport-generic suites (sending, lifecycle, raw
+        // bodies, redirects) are the core target's files, linked here and run for AsyncHTTPClient
+        // only (ASYNC_HTTP_CLIENT_TESTS).
+        .testTarget(
+            name: "FormDataKitAsyncHTTPClientTests",
+            dependencies: [
+                "FormDataKit", "FormDataKitAF", "FormDataKitAsyncHTTPClient", "FormDataKitTesting", "FormDataKitTestSupport",
+            ],
+            exclude: ["Support/edge_server.py"],
+            swiftSettings: [.define("ASYNC_HTTP_CLIENT_TESTS")]
         ),
         .executableTarget(
             name: "reliability-helper",
@@ -96,16 +118,16 @@ let package = Package(
         ),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "ProcessIsolation"],
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport"],
             exclude: ["Support/form_oracle.py", "Support/fault_server.py"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",
-            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting", "FormDataKitAsyncHTTPClient"]
+            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting", "FormDataKitTestSupport"]
         ),
         .testTarget(
             name: "MigrationExamples",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting"],
+            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestingAssertions"],
             path: "Migration/Examples"
         ),
     ],

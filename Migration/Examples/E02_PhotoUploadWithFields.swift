@@ -15,6 +15,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 import Testing
 

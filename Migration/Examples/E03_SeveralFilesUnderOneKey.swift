@@ -10,6 +10,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 import Testing
 

@@ -17,6 +17,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 import Testing
 

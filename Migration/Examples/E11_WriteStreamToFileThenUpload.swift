@@ -18,6 +18,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

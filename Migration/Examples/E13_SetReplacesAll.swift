@@ -13,6 +13,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 import Testing
 

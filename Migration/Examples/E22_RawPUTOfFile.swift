@@ -20,6 +20,7 @@
 
 import FormDataKit
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -2,6 +2,7 @@ import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
 import Foundation
+import FormDataKitTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -4,7 +4,7 @@ import Glibc
 import FormDataKit
 import FormDataKitTesting
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 /// Faults injected while a body is built and sent: files that change under the request, a

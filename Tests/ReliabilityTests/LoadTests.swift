@@ -4,6 +4,7 @@ import Glibc
 import FormDataKit
 import FormDataKitTesting
 import Foundation
+import FormDataKitTestSupport
 import Testing
 
 /// 200 concurrent uploads of mixed sizes (some gzip) from one process to a loopback receiver:

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 @testable import FormDataKit
 

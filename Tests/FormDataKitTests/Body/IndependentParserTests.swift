@@ -1,5 +1,5 @@
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 @testable import FormDataKit
 

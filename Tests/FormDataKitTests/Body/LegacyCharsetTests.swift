@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 import Testing
 @testable import FormDataKit

@@ -1,6 +1,8 @@
 import FormDataKit
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
+import FormDataKitTestSupport
 import Testing
 
 /// The migration kit's acceptance test: `formdata serve --record` captures an upload made by

@@ -1,5 +1,6 @@
 import FormDataKit
 import FormDataKitTesting
+import FormDataKitTestingAssertions
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -6,7 +6,7 @@ import Darwin
 import FormDataKit
 import FormDataKitTesting
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 /// The security review's findings on the receiver and the capture reader: each request that

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import FormDataKitTesting
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 @testable import FormDataKit
 

@@ -1,5 +1,5 @@
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 
 /// Independent gzip implementations to check FormDataKit's output against: the system `gzip`
 /// (its own deflate code) and Python's `zlib` module, run as child processes on files.

@@ -1,5 +1,5 @@
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 /// The child-process runner that keeps FoundationNetworking's upload-cancel crash from ending the

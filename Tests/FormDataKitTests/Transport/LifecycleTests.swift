@@ -1,7 +1,7 @@
 import Foundation
 import FormDataKit
 import FormDataKitTesting
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 @Suite("Request lifecycle: delegate, blocks, progress, timeouts, cancel, temp files")

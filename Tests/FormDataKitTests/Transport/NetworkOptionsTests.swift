@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKitTestSupport
 import FormDataKit
 import FormDataKitTesting
 import Testing

@@ -1,6 +1,9 @@
 import Foundation
 import FormDataKit
+#if ASYNC_HTTP_CLIENT_TESTS
 import FormDataKitAsyncHTTPClient
+#endif
+import FormDataKitTestSupport
 import FormDataKitTesting
 import Testing
 
@@ -11,6 +14,16 @@ struct TLSPinningTests {
         case curl
         case asyncHTTPClient
         var testDescription: String { rawValue }
+
+        /// The kinds this test target runs (this file is also compiled into
+        /// FormDataKitAsyncHTTPClientTests, which runs AsyncHTTPClient's).
+        static var allCases: [Kind] {
+            #if ASYNC_HTTP_CLIENT_TESTS
+            return [.asyncHTTPClient]
+            #else
+            return [.curl]
+            #endif
+        }
     }
 
     /// Sends a small form to `url` through a `kind` transport trusting only `pinned` and returns
@@ -18,9 +31,9 @@ struct TLSPinningTests {
     static func send(to url: URL, pinning pinned: [String], kind: Kind) async throws -> Result<FormDataResponse, FormDataError> {
         let pins = try pinned.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
         let trust = TrustAnchorPinning(certificates: pins)
-        let ahc = kind == .asyncHTTPClient ? AsyncHTTPClientTransport(configuration: try .init(pinning: trust)) : nil
+        let ahc = kind == .asyncHTTPClient ? try TransportTestSupport.newAsyncHTTPClient(pinning: trust) : nil
         let request = FormDataRequest(url: url)
-        request.transport = ahc ?? CurlTransport(configuration: .init(trust: trust))
+        request.transport = ahc?.transport ?? CurlTransport(configuration: .init(trust: trust))
         request.timeOutSeconds = TransportTestSupport.patientTimeout
         request.setPostValue("pinned", forKey: "tls")
         let result: Result<FormDataResponse, FormDataError>
@@ -102,10 +115,12 @@ struct TLSPinningTests {
         #expect(received == 0)
     }
 
+    #if ASYNC_HTTP_CLIENT_TESTS
     @Test("a certificate that is neither PEM nor DER is a typed configuration error")
     func invalidCertificate() {
         #expect(throws: AsyncHTTPClientTransportError.self) {
             _ = try AsyncHTTPClientTransport.Configuration(pinning: TrustAnchorPinning(certificates: [Data("junk".utf8)]))
         }
     }
+    #endif
 }

@@ -1,21 +1,34 @@
 import Foundation
 import FormDataKit
+#if ASYNC_HTTP_CLIENT_TESTS
 import FormDataKitAsyncHTTPClient
+#endif
 import FormDataKitTesting
 import Testing
 
-/// The transports the sending tests run against.
+/// The transports the sending tests run against. The suites that take them are compiled into two
+/// test targets: FormDataKitTests runs curl and URLSession, FormDataKitAsyncHTTPClientTests
+/// (`ASYNC_HTTP_CLIENT_TESTS`) runs AsyncHTTPClient, so no other target compiles SwiftNIO.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case curl
     case urlSession
     case asyncHTTPClient
+
+    /// The kinds this test target runs.
+    static var allCases: [TransportKind] {
+        #if ASYNC_HTTP_CLIENT_TESTS
+        return [.asyncHTTPClient]
+        #else
+        return [.curl, .urlSession]
+        #endif
+    }
 
     /// The process's shared transport of this kind.
     var transport: any FormDataTransport {
         switch self {
         case .curl: return CurlTransport.shared
         case .urlSession: return URLSessionTransport.shared
-        case .asyncHTTPClient: return AsyncHTTPClientTransport.shared
+        case .asyncHTTPClient: return TransportTestSupport.sharedAsyncHTTPClient
         }
     }
 
@@ -24,6 +37,29 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
     var spools: Bool { self == .urlSession }
 
     var testDescription: String { rawValue }
+}
+
+extension TransportTestSupport {
+    /// `AsyncHTTPClientTransport.shared` (only in FormDataKitAsyncHTTPClientTests).
+    static var sharedAsyncHTTPClient: any FormDataTransport {
+        #if ASYNC_HTTP_CLIENT_TESTS
+        return AsyncHTTPClientTransport.shared
+        #else
+        preconditionFailure("AsyncHTTPClient cases run in FormDataKitAsyncHTTPClientTests")
+        #endif
+    }
+
+    /// A new AsyncHTTPClient transport (trusting only `pinning`'s certificates when given) and
+    /// what shuts it down (only in FormDataKitAsyncHTTPClientTests).
+    static func newAsyncHTTPClient(pinning: TrustAnchorPinning? = nil) throws
+        -> (transport: any FormDataTransport, shutdown: @Sendable () async throws -> Void) {
+        #if ASYNC_HTTP_CLIENT_TESTS
+        let transport = try pinning.map { try AsyncHTTPClientTransport(configuration: .init(pinning: $0)) } ?? AsyncHTTPClientTransport()
+        return (transport, { try await transport.shutdown() })
+        #else
+        preconditionFailure("AsyncHTTPClient cases run in FormDataKitAsyncHTTPClientTests")
+        #endif
+    }
 }
 
 /// Helpers for the transport tests: a receiver per test, scratch input files, blocking calls
@@ -159,4 +195,13 @@ final class RecordingDelegate: FormDataRequestDelegate, @unchecked Sendable {
         record("sent")
         onSend?(request)
     }
+}
+
+/// An observer that only reports completion.
+struct CompletionObserver: TransportObserver {
+    let done: @Sendable (Result<FormDataResponse, FormDataError>) -> Void
+
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {}
+    func transportDidReceiveResponse(_ head: TransportResponseHead) {}
+    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) { done(result) }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import FormDataKit
 import FormDataKitTesting
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 /// URLSessionTransport sends a file body up to `inMemoryFileBodyLimit` from memory, so cancelling

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import FormDataKitTesting
 import Foundation
+import FormDataKitTestSupport
 
 /// One long-lived Python process (Support/form_oracle.py) parsing bodies with Werkzeug and with
 /// the stdlib `email` package. Requests are written and answers read one at a time on threads of

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import FormDataKitTesting
 import Foundation
-import ProcessIsolation
+import FormDataKitTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -50,25 +50,21 @@ final class Locked<Value>: @unchecked Sendable {
 }
 
 /// The misbehaving server (Support/fault_server.py), one per test that needs it.
-final class FaultServer: @unchecked Sendable {
-    let process: SpawnedProcess
+final class FaultServer: Sendable {
+    private let process: PortAnnouncingProcess
     let port: Int
 
-    private init(process: SpawnedProcess, port: Int) {
+    private init(process: PortAnnouncingProcess) {
         self.process = process
-        self.port = port
+        self.port = process.ports[0]
     }
 
     static func start() async throws -> FaultServer {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("fault_server.py")
-        let process = try SpawnedProcess("/usr/bin/env", ["python3", script.path], stdin: .pipe, stdout: .pipe, stderr: .inherit)
-        let first = await SpawnedProcess.readFirstLine(process.standardOutput!)
-        let line = String(decoding: first.prefix { $0 != 0x0A }, as: UTF8.self)
-        guard let port = Int(line) else {
-            process.signal(SIGKILL)
-            throw PythonOracle.Failure(description: "fault_server.py did not start: \(line)")
+        let process = try await PortAnnouncingProcess(arguments: ["python3", script.path]) { line in
+            PythonOracle.Failure(description: "fault_server.py did not start: \(line)")
         }
-        return FaultServer(process: process, port: port)
+        return FaultServer(process: process)
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
@@ -93,8 +89,7 @@ final class FaultServer: @unchecked Sendable {
 
     /// Closes the server's standard input (it exits) and waits for it.
     func stop() async {
-        try? process.standardInput?.close()
-        _ = await process.wait()
+        await process.stopAndWait()
     }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A misbehaving HTTP server for FormDataKit's fault tests. Listens on 127.0.0.1 (a free port,
-printed as the first line on stdout) and stops when its stdin closes.
+printed as the first line on stdout, `PORT <n>`) and stops when its stdin closes.
 
 Routes (the <key> makes "first time" per test):
   POST /upload/<key>        read the whole body; answer JSON {content_length, received, sha256}
@@ -118,7 +118,7 @@ def main():
     server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    sys.stdout.write("%d\n" % server.server_address[1])
+    sys.stdout.write("PORT %d\n" % server.server_address[1])
     sys.stdout.flush()
     sys.stdin.read()  # until the test closes our stdin
     server.shutdown()

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 
 /// A real Apache httpd (Debian's `apache2`) on 127.0.0.1 and a free port, run as a child process

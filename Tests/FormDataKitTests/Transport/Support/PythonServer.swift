@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 
 /// A Python server from this folder (form_server.py, edge_server.py), started on loopback: it

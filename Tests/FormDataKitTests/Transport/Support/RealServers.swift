@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 
 /// Whether the real servers of the transport tests (``ApacheServer``, ``TinyproxyServer``: Debian

@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 
 /// A TLS client certificate (PEM) and its key, made with `openssl` in a ``TestCertificates``

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 
 /// A real HTTP proxy (Debian's `tinyproxy`) on 127.0.0.1 and a free port, run in the foreground

@@ -3,6 +3,7 @@ import FormDataKitAF
 import FormDataKitAsyncHTTPClient
 import FormDataKitTesting
 import Foundation
+import FormDataKitTestSupport
 import Testing
 
 @Suite("AFSecurityPolicy mapped onto AsyncHTTPClient trust-anchor pinning")

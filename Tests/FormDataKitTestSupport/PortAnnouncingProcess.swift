@@ -2,7 +2,8 @@ import Foundation
 
 /// A helper server run as a child process that announces where it listens: its first line on
 /// standard output is `PORT <n> [<n> …]`, and it serves until its standard input closes. The
-/// HTTPS test server and the tests' Python servers start this way.
+/// HTTPS test server and the tests' Python servers (form, edge and fault servers) start this way:
+/// the one "start a helper and read its port" of the test suites.
 package final class PortAnnouncingProcess: Sendable {
     private let process: SpawnedProcess
     /// The ports the process announced, in its order.
@@ -36,5 +37,13 @@ package final class PortAnnouncingProcess: Sendable {
         try? process.standardInput?.close()
         process.signal(SIGTERM)
         _ = process.waitBlocking(timeout: 10)
+    }
+
+    /// Stops the process as ``stop()`` does, waiting for its exit without blocking a thread of
+    /// the Swift concurrency pool.
+    package func stopAndWait() async {
+        try? process.standardInput?.close()
+        process.signal(SIGTERM)
+        _ = await process.wait()
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import FormDataKit
 import FormDataKitAsyncHTTPClient
 import FormDataKitTesting
-import ProcessIsolation
+import FormDataKitTestSupport
 import Testing
 
 /// A transport that records the body kind of every request, then hands it to `inner`.
@@ -213,13 +213,4 @@ struct AsyncHTTPClientTransportTests {
         }
         }
     }
-}
-
-/// An observer that only reports completion.
-struct CompletionObserver: TransportObserver {
-    let done: @Sendable (Result<FormDataResponse, FormDataError>) -> Void
-
-    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {}
-    func transportDidReceiveResponse(_ head: TransportResponseHead) {}
-    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) { done(result) }
 }

@@ -1,3 +1,4 @@
+import FormDataKitTesting
 #if canImport(XCTest)
 import XCTest
 #endif

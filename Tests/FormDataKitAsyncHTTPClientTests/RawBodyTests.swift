@@ -1,0 +1,1 @@
+../FormDataKitTests/Form/RawBodyTests.swift

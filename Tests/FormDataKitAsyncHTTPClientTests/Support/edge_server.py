@@ -1,0 +1,1 @@
+../../FormDataKitTests/Transport/Support/edge_server.py
