@@ -1,0 +1,1 @@
+../FormDataKitTests/Transport/BodyDeliveryTests.swift
