@@ -80,23 +80,12 @@ struct AFPreparedRequest {
         // act on in these transports (no response cache, no cellular link).
         request.network.usesCookieJar = urlRequest.httpShouldHandleCookies
     }
-    /// Every byte of a caller's own body stream.
+    /// Every byte of a caller's own body stream (the engine's reader).
     private static func drain(_ stream: InputStream) throws -> Data {
-        if stream.streamStatus == .notOpen { stream.open() }
-        defer { stream.close() }
-        var data = Data()
-        let size = 64 * 1024
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-        defer { buffer.deallocate() }
-        while true {
-            let got = stream.read(buffer, maxLength: size)
-            if got < 0 {
-                throw AFURLRequestSerializationError.inputStreamFailed(
-                    name: "(request body)", message: stream.streamError.map { String(describing: $0) } ?? "read failed")
-            }
-            if got == 0 { break }
-            data.append(buffer, count: got)
+        do {
+            return try InputStreamReading.readAll(stream)
+        } catch InputStreamReading.Failure.readFailed(let message) {
+            throw AFURLRequestSerializationError.inputStreamFailed(name: "(request body)", message: message)
         }
-        return data
     }
 }

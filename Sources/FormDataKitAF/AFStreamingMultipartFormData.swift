@@ -46,8 +46,8 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         if (info.st_mode & S_IFMT) == S_IFDIR { throw AFURLRequestSerializationError.fileIsDirectory(fileURL) }
         try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
         let size = try FileInspection.regularFileSize(at: path)
-        parts.append(filePart(
-            name: name, fileName: fileName, mimeType: mimeType,
+        parts.append(.file(
+            name: name, fileName: fileName, contentType: mimeType,
             content: .file(FileRange(path: path, length: size, expectedFileSize: size))))
     }
 
@@ -55,24 +55,19 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         record {
             try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
             let content = try readStream(inputStream, name: name, length: length)
-            parts.append(filePart(name: name, fileName: fileName, mimeType: mimeType, content: content))
+            parts.append(.file(name: name, fileName: fileName, contentType: mimeType, content: content))
         }
     }
 
     func appendPart(withFileData data: Data, name: String, fileName: String, mimeType: String) {
         record {
             try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
-            parts.append(filePart(name: name, fileName: fileName, mimeType: mimeType, content: .data(data)))
+            parts.append(.file(name: name, fileName: fileName, contentType: mimeType, content: .data(data)))
         }
     }
 
     func appendPart(withForm data: Data, name: String) {
-        parts.append(MultipartPart(
-            fieldName: name,
-            headers: [MultipartHeader(
-                name: "Content-Disposition",
-                value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))],
-            content: .data(data), contentType: nil))
+        parts.append(.value(name: name, content: .data(data)))
     }
 
     func appendPart(withHeaders headers: [String: String]?, body: Data) {
@@ -110,22 +105,15 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
     func requestByFinalizingMultipartFormData() throws -> URLRequest {
         if let firstError { throw firstError }
         guard !parts.isEmpty else { return request }
-        if let fixedBoundary, !AFMultipartBoundary.isValid(fixedBoundary) {
+        if let fixedBoundary, !MultipartBoundary.isValid(fixedBoundary) {
             throw AFURLRequestSerializationError.invalidBoundary(fixedBoundary)
         }
-        var attempt = 0
-        var boundary = fixedBoundary ?? AFMultipartBoundary.make()
-        var source = BodySource.empty
-        while true {
-            do {
-                source = try Self.encode(parts, boundary: boundary, scanFiles: fixedBoundary != nil)
-                break
-            } catch {
-                guard case .boundaryCollision = error, fixedBoundary == nil, attempt < 15 else { throw error }
-                attempt += 1
-                boundary = AFMultipartBoundary.make()
-            }
-        }
+        // The engine's encoder: AFNetworking's boundary shape, the same collision loop.
+        var (builder, boundary) = try MultipartWriter.write(
+            parts, boundary: fixedBoundary ?? MultipartBoundary.make(.afNetworking), fixed: fixedBoundary != nil,
+            style: .afNetworking
+        ) { _ in BodyBuilder(encoding: .utf8, debug: false) }
+        let source = builder.finish()
         var result = request
         result.httpBodyStream = AFMultipartBodyStream(
             source: source, packetSize: packetSize, delay: delay, keeping: temporaryFiles)
@@ -134,27 +122,7 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         return result
     }
 
-    /// The body of `parts` with `boundary`, in AFNetworking's layout (the engine's writer). With
-    /// `scanFiles` (a boundary the caller fixed) file parts are checked for it too.
-    private static func encode(_ parts: [MultipartPart], boundary: String, scanFiles: Bool) throws(FormDataError) -> BodySource {
-        var builder = BodyBuilder(encoding: .utf8, debug: false)
-        try MultipartWriter(boundary: boundary, scanFileContent: scanFiles).write(parts, into: &builder)
-        return builder.finish()
-    }
-
     // MARK: - Helpers
-
-    private func filePart(name: String, fileName: String, mimeType: String, content: MultipartPart.Content) -> MultipartPart {
-        MultipartPart(
-            fieldName: name,
-            headers: [
-                MultipartHeader(
-                    name: "Content-Disposition",
-                    value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
-                MultipartHeader(name: "Content-Type", value: mimeType),
-            ],
-            content: content, contentType: mimeType)
-    }
 
     /// Runs `body`, keeping the first error it throws for ``requestByFinalizingMultipartFormData()``.
     private func record(_ body: () throws -> Void) {
@@ -168,50 +136,33 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
             if length == 0 { return .data(Data()) }
             throw AFURLRequestSerializationError.inputStreamTooShort(name: name, expected: length, read: 0)
         }
-        if stream.streamStatus == .notOpen { stream.open() }
-        defer { stream.close() }
         if length <= Self.inMemoryStreamLimit {
             var data = Data()
             data.reserveCapacity(Int(length))
-            try copy(stream, name: name, length: length) { chunk in data.append(contentsOf: chunk) }
+            try Self.read(stream, name: name, length: length) { chunk in data.append(contentsOf: chunk) }
             return .data(data)
         }
-        let (file, descriptor) = try TemporaryStorage.makeFile(purpose: "af-stream-part")
-        defer { close(descriptor) }
-        do {
-            try copy(stream, name: name, length: length) { chunk in
-                try BodySpooler.writeAll(chunk, to: descriptor, path: file.path)
+        let file = try TemporaryStorage.writeNewFile(purpose: "af-stream-part") { descriptor, path in
+            try Self.read(stream, name: name, length: length) { chunk in
+                try BodySpooler.writeAll(chunk, to: descriptor, path: path)
             }
-        } catch {
-            file.remove()
-            throw error
         }
         temporaryFiles.append(file)
         let size = UInt64(length)
         return .file(FileRange(path: file.path, length: size, expectedFileSize: size))
     }
 
-    /// Reads `length` bytes of the open `stream` in chunks, then checks that it has no more.
-    private func copy(
+    /// Exactly `length` bytes of `stream` into `sink` (the engine's reader), its failures as AF's errors.
+    private static func read(
         _ stream: InputStream, name: String, length: Int64, into sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let chunkSize = 64 * 1024
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: chunkSize)
-        defer { buffer.deallocate() }
-        var read: Int64 = 0
-        while read < length {
-            let got = stream.read(buffer, maxLength: Int(min(Int64(chunkSize), length - read)))
-            if got < 0 {
-                let message = stream.streamError.map { String(describing: $0) } ?? "read failed"
-                throw AFURLRequestSerializationError.inputStreamFailed(name: name, message: message)
-            }
-            if got == 0 {
-                throw AFURLRequestSerializationError.inputStreamTooShort(name: name, expected: length, read: read)
-            }
-            try sink(UnsafeRawBufferPointer(start: buffer, count: got))
-            read += Int64(got)
-        }
-        if stream.hasBytesAvailable, stream.read(buffer, maxLength: 1) > 0 {
+        do {
+            try InputStreamReading.read(stream, length: length, into: sink)
+        } catch InputStreamReading.Failure.readFailed(let message) {
+            throw AFURLRequestSerializationError.inputStreamFailed(name: name, message: message)
+        } catch InputStreamReading.Failure.tooShort(let read) {
+            throw AFURLRequestSerializationError.inputStreamTooShort(name: name, expected: length, read: read)
+        } catch InputStreamReading.Failure.tooLong {
             throw AFURLRequestSerializationError.inputStreamTooLong(name: name, expected: length)
         }
     }

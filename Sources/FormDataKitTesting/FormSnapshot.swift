@@ -281,19 +281,11 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     // MARK: - Helpers
 
     private static func drain(_ stream: InputStream) throws(FormSnapshotError) -> Data {
-        stream.open()
-        defer { stream.close() }
-        var data = Data()
-        let size = 64 * 1024
-        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-        defer { buffer.deallocate() }
-        while true {
-            let count = stream.read(buffer, maxLength: size)
-            if count < 0 {
-                throw .streamFailed(reason: stream.streamError.map { "\($0)" } ?? "read returned -1")
-            }
-            if count == 0 { return data }
-            data.append(buffer, count: count)
+        do {
+            return try InputStreamReading.readAll(stream)
+        } catch {
+            if case InputStreamReading.Failure.readFailed(let reason) = error { throw .streamFailed(reason: reason) }
+            throw .streamFailed(reason: "\(error)")
         }
     }
 

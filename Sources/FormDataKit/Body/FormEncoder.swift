@@ -66,25 +66,19 @@ package enum FormEncoder {
     ) throws(FormDataError) -> EncodedBody {
         try IANACharset.requireUsable(encoding)
         let parts = try multipartParts(form, encoding: encoding)
-        var attempts = 0
-        while true {
-            let chosen = attempts == 0 ? boundary : MultipartBoundary.makeASIBoundary()
-            var builder = BodyBuilder(encoding: encoding, debug: debug, expectedSize: estimatedInMemorySize(form, boundary: chosen))
+        var (builder, chosen) = try MultipartWriter.write(
+            parts, boundary: boundary, fixed: !regenerateOnCollision, style: .asi
+        ) { boundary in
+            var builder = BodyBuilder(encoding: encoding, debug: debug, expectedSize: estimatedInMemorySize(form, boundary: boundary))
             builder.redactedFields = redacting
             builder.appendDebugOnly(DebugMarker.multipartStart)
-            do {
-                try MultipartWriter(boundary: chosen, scanFileContent: !regenerateOnCollision).write(parts, into: &builder)
-            } catch .boundaryCollision(let b, let field) {
-                attempts += 1
-                if !regenerateOnCollision || attempts >= 16 { throw .boundaryCollision(boundary: b, field: field) }
-                continue
-            }
-            builder.appendDebugOnly(DebugMarker.multipartEnd)
-            return EncodedBody(
-                source: builder.finish(),
-                contentType: "multipart/form-data; charset=\(IANACharset.name(for: encoding)!); boundary=\(chosen)",
-                debugText: builder.debugText, boundary: chosen)
+            return builder
         }
+        builder.appendDebugOnly(DebugMarker.multipartEnd)
+        return EncodedBody(
+            source: builder.finish(),
+            contentType: "multipart/form-data; charset=\(IANACharset.name(for: encoding)!); boundary=\(chosen)",
+            debugText: builder.debugText, boundary: chosen)
     }
 
     /// Roughly how many in-memory bytes a multipart body of `form` has (to reserve once).
@@ -117,10 +111,7 @@ package enum FormEncoder {
         var parts: [MultipartPart] = []
         parts.reserveCapacity(form.values.count + form.files.count)
         for field in form.values {
-            parts.append(MultipartPart(
-                fieldName: field.name,
-                headers: [MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: field.name, fileName: nil))],
-                content: .text(field.value), contentType: nil))
+            parts.append(.value(name: field.name, content: .text(field.value)))
         }
         for field in form.files {
             _ = try IANACharset.encode(field.name, encoding, field: field.name, role: .name)
@@ -135,13 +126,7 @@ package enum FormEncoder {
                 let size = try FileInspection.regularFileSize(at: path)
                 content = .file(FileRange(path: path, length: size, expectedFileSize: size))
             }
-            parts.append(MultipartPart(
-                fieldName: field.name,
-                headers: [
-                    MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: field.name, fileName: field.fileName)),
-                    MultipartHeader(name: "Content-Type", value: field.contentType),
-                ],
-                content: content, contentType: field.contentType))
+            parts.append(.file(name: field.name, fileName: field.fileName, contentType: field.contentType, content: content))
         }
         return parts
     }

@@ -36,4 +36,37 @@ package struct MultipartPart: Sendable {
         self.content = content
         self.contentType = contentType
     }
+
+    // MARK: - The part headers both façades write
+
+    /// A value part: `Content-Disposition: form-data; name="…"` (escaped as browsers do, see
+    /// ``HeaderParameterEscaping``), then `content`.
+    /// - Parameters:
+    ///   - name: the field name.
+    ///   - content: the value (text in the form's charset, or bytes).
+    /// - Returns: the part.
+    package static func value(name: String, content: Content) -> MultipartPart {
+        MultipartPart(
+            fieldName: name,
+            headers: [MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))],
+            content: content, contentType: nil)
+    }
+
+    /// A file part: `Content-Disposition: form-data; name="…"; filename="…"` and
+    /// `Content-Type: …`, then `content`.
+    /// - Parameters:
+    ///   - name: the field name.
+    ///   - fileName: the `filename` sent.
+    ///   - contentType: the part's type (checked for CR, LF and NUL when written).
+    ///   - content: the bytes, or the file range that holds them.
+    /// - Returns: the part.
+    package static func file(name: String, fileName: String, contentType: String, content: Content) -> MultipartPart {
+        MultipartPart(
+            fieldName: name,
+            headers: [
+                MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
+                MultipartHeader(name: "Content-Type", value: contentType),
+            ],
+            content: content, contentType: contentType)
+    }
 }

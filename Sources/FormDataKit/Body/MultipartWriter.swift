@@ -85,6 +85,39 @@ package struct MultipartWriter {
         builder.appendASCII("\r\n--\(boundary)--\r\n")
     }
 
+    /// The one boundary-collision loop of both façades: writes `parts` with `boundary` into a
+    /// builder from `makeBuilder`; when `boundary` was generated (not `fixed`) and occurs in the
+    /// content, writes them again with a new boundary of `style`, up to `attempts` boundaries in
+    /// all. A `fixed` boundary is checked against file parts too, and a collision is an error.
+    /// - Parameters:
+    ///   - parts: the parts, in order.
+    ///   - boundary: the first boundary to try.
+    ///   - fixed: whether the caller chose `boundary` (never replaced).
+    ///   - style: the shape of replacement boundaries.
+    ///   - attempts: how many boundaries to try at most (16 for both façades).
+    ///   - makeBuilder: a fresh builder for a boundary (debug log prefix written, say).
+    /// - Returns: the filled builder and the boundary used.
+    /// - Throws: ``FormDataError/boundaryCollision(boundary:field:)`` when every try collided (or
+    ///   the fixed boundary did), and what ``write(_:into:)`` throws.
+    package static func write(
+        _ parts: [MultipartPart], boundary: String, fixed: Bool, style: MultipartBoundary.Style, attempts: Int = 16,
+        makeBuilder: (String) -> BodyBuilder
+    ) throws(FormDataError) -> (builder: BodyBuilder, boundary: String) {
+        var chosen = boundary
+        var tries = 1
+        while true {
+            var builder = makeBuilder(chosen)
+            do {
+                try MultipartWriter(boundary: chosen, scanFileContent: fixed).write(parts, into: &builder)
+                return (builder, chosen)
+            } catch .boundaryCollision(let collided, let field) {
+                if fixed || tries >= attempts { throw .boundaryCollision(boundary: collided, field: field) }
+                tries += 1
+                chosen = MultipartBoundary.make(style)
+            }
+        }
+    }
+
     private func check(_ builder: BodyBuilder, from mark: Int, field: String) throws(FormDataError) {
         if builder.pendingContains(delimiter, from: mark) {
             throw .boundaryCollision(boundary: boundary, field: field)

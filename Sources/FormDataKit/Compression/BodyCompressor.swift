@@ -128,17 +128,13 @@ package enum BodyCompressor {
             try compress(source, settings: settings) { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
             return .memory(out)
         }
-        let (file, fd) = try TemporaryStorage.makeFile(purpose: purpose)
-        do throws(FormDataError) {
-            defer { close(fd) }
-            let summary = try compress(source, settings: settings) { (chunk) throws(FormDataError) in
-                try BodySpooler.writeAll(chunk, to: fd, path: file.path)
-            }
-            return .file(file, length: summary.bytesOut)
-        } catch {
-            file.remove()
-            throw error
+        var length: UInt64 = 0
+        let file = try TemporaryStorage.writeNewFile(purpose: purpose) { (fd, path) throws(FormDataError) in
+            length = try compress(source, settings: settings) { (chunk) throws(FormDataError) in
+                try BodySpooler.writeAll(chunk, to: fd, path: path)
+            }.bytesOut
         }
+        return .file(file, length: length)
     }
 
     /// Compresses `source` with `settings`, passing the gzip stream to `sink` piece by piece, on

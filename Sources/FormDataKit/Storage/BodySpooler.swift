@@ -27,16 +27,10 @@ package enum BodySpooler {
 
     /// Spools `source` into a new temporary file and returns it.
     package static func spool(_ source: BodySource, purpose: String = "body") throws(FormDataError) -> TemporaryFile {
-        let (file, fd) = try TemporaryStorage.makeFile(purpose: purpose)
-        defer { close(fd) }
-        do throws(FormDataError) {
-            try reserveSpace(source.length, in: fd, path: file.path)
-            try write(source, to: fd, path: file.path)
-        } catch {
-            file.remove()
-            throw error
+        try TemporaryStorage.writeNewFile(purpose: purpose) { (fd, path) throws(FormDataError) in
+            try reserveSpace(source.length, in: fd, path: path)
+            try write(source, to: fd, path: path)
         }
-        return file
     }
 
     /// Writes every byte of `source` to the open descriptor `fd` (whose path is `path`, for errors).

@@ -107,6 +107,47 @@ public enum TemporaryStorage {
         return (file, fd)
     }
 
+    /// A new temporary file (see ``makeFile(purpose:)``) filled by `write`, which gets its open
+    /// descriptor and path: the descriptor is closed after, and the file is removed when `write`
+    /// throws, so a failed write leaves nothing behind. The one "make a temporary file, write it,
+    /// remove it on failure" of the package (spools, compressed bodies, AF stream parts).
+    /// - Parameters:
+    ///   - purpose: the start of the file's name.
+    ///   - write: writes the file's contents.
+    /// - Returns: the file, removed when released.
+    /// - Throws: ``FormDataError/temporaryFileFailed(path:operation:errno:)`` when the file cannot
+    ///   be made, or what `write` throws.
+    package static func writeNewFile(purpose: String, _ write: (_ descriptor: Int32, _ path: String) throws -> Void) throws -> TemporaryFile {
+        let (file, fd) = try makeFile(purpose: purpose)
+        defer { close(fd) }
+        do {
+            try write(fd, file.path)
+        } catch {
+            file.remove()
+            throw error
+        }
+        return file
+    }
+
+    /// ``writeNewFile(purpose:_:)`` for writers that throw only ``FormDataError``.
+    /// - Parameters:
+    ///   - purpose: the start of the file's name.
+    ///   - write: writes the file's contents.
+    /// - Returns: the file, removed when released.
+    /// - Throws: what making the file or `write` throws.
+    package static func writeNewFile(
+        purpose: String, typed write: (_ descriptor: Int32, _ path: String) throws(FormDataError) -> Void
+    ) throws(FormDataError) -> TemporaryFile {
+        do {
+            return try writeNewFile(purpose: purpose) { (fd: Int32, path: String) throws in try write(fd, path) }
+        } catch let error as FormDataError {
+            throw error
+        } catch {
+            // Unreachable: `write` throws only FormDataError.
+            throw .unableToCreateRequest(underlying: UnderlyingError(error))
+        }
+    }
+
     /// Removes the per-process directories in `base` whose owner no longer runs (their lock can
     /// be taken), and returns their paths. Runs by itself the first time a process needs a
     /// temporary file.
