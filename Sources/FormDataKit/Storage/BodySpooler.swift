@@ -35,19 +35,8 @@ package enum BodySpooler {
 
     /// Writes every byte of `source` to the open descriptor `fd` (whose path is `path`, for errors).
     package static func write(_ source: BodySource, to fd: Int32, path: String) throws(FormDataError) {
-        for segment in source.segments {
-            switch segment.content {
-            case .bytes(let data):
-                let failure: FormDataError? = data.withUnsafeBytes { bytes in
-                    do throws(FormDataError) { try writeAll(bytes, to: fd, path: path) } catch { return error }
-                    return nil
-                }
-                if let failure { throw failure }
-            case .file(let range):
-                try OpenedFileRange(range).forEachChunk(size: copyBufferSize) { (chunk) throws(FormDataError) in
-                    try writeAll(chunk, to: fd, path: path)
-                }
-            }
+        try source.forEachChunk(size: copyBufferSize) { (chunk) throws(FormDataError) in
+            try writeAll(chunk, to: fd, path: path)
         }
     }
 
