@@ -33,7 +33,8 @@ struct WorkedExampleExample {
             request.multipartBoundary = Example.asiBoundary
             let body = try Example.body(request)
             let b = Example.asiBoundary
-            let expected = "--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(b)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--\(b)--\r\n"
+            let expected =
+                "--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(b)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--\(b)--\r\n"
             #expect(body == Data(expected.utf8))
             #expect(body.count == 417)
             #expect(request.requestHeaders["Content-Type"] == "multipart/form-data; charset=utf-8; boundary=\(b)")

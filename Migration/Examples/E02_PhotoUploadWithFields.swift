@@ -41,7 +41,7 @@ struct PhotoUploadExample {
             #expect(snapshot.files.first?.fileName == "me.jpg")
             #expect(snapshot.files.first?.contentType == "image/jpeg")
             #expect(snapshot.files.first?.content == Example.photoBytes)
-            #expect(request.postBodyFilePath != nil) // files force a spooled body, as in ASI
+            #expect(request.postBodyFilePath != nil)  // files force a spooled body, as in ASI
         }
     }
 

@@ -28,8 +28,10 @@ struct SeveralFilesExample {
         try Example.withDirectory { directory in
             let one = try Example.write(Data("hello".utf8), named: "file1.txt", in: directory)
             let two = try Example.write(Data("there".utf8), named: "file2.txt", in: directory)
-            let snapshot = try FormSnapshot(severalFiles(url: Example.uploadURL, values: ["here", "are", "some", "values"],
-                                                         files: [one.path, two.path]))
+            let snapshot = try FormSnapshot(
+                severalFiles(
+                    url: Example.uploadURL, values: ["here", "are", "some", "values"],
+                    files: [one.path, two.path]))
             // What the legacy test server printed: each value, then each file name, in order.
             let printed = snapshot.fields.compactMap(\.text) + snapshot.files.compactMap(\.fileName)
             #expect(printed.map { $0 + "\r\n" }.joined() == "here\r\nare\r\nsome\r\nvalues\r\nfile1.txt\r\nfile2.txt\r\n")
@@ -43,22 +45,24 @@ struct SeveralFilesExample {
             let two = try Example.write(Data("there".utf8), named: "file2.txt", in: directory)
             let asi = try FormSnapshot(severalFiles(url: Example.uploadURL, values: ["here", "are"], files: [one.path, two.path]))
             let serializer = AFHTTPRequestSerializer.serializer()
-            let af = try FormSnapshot(serializer.multipartFormRequest(
-                withMethod: "POST", urlString: Example.uploadURL.absoluteString, parameters: ["test_value[]": ["here", "are"]]
-            ) { form in
-                try form.appendPart(withFileURL: one, name: "test_file[]")
-                try form.appendPart(withFileURL: two, name: "test_file[]")
-            })
+            let af = try FormSnapshot(
+                serializer.multipartFormRequest(
+                    withMethod: "POST", urlString: Example.uploadURL.absoluteString, parameters: ["test_value[]": ["here", "are"]]
+                ) { form in
+                    try form.appendPart(withFileURL: one, name: "test_file[]")
+                    try form.appendPart(withFileURL: two, name: "test_file[]")
+                })
             // AF flattens the array to "test_value[][]": the legacy AF name differs.
             #expect(af.fields.map(\.name) == ["test_value[][]", "test_value[][]"])
-            let afFixed = try FormSnapshot(serializer.multipartFormRequest(
-                withMethod: "POST", urlString: Example.uploadURL.absoluteString, parameters: nil
-            ) { form in
-                form.appendPart(withForm: Data("here".utf8), name: "test_value[]")
-                form.appendPart(withForm: Data("are".utf8), name: "test_value[]")
-                try form.appendPart(withFileURL: one, name: "test_file[]")
-                try form.appendPart(withFileURL: two, name: "test_file[]")
-            })
+            let afFixed = try FormSnapshot(
+                serializer.multipartFormRequest(
+                    withMethod: "POST", urlString: Example.uploadURL.absoluteString, parameters: nil
+                ) { form in
+                    form.appendPart(withForm: Data("here".utf8), name: "test_value[]")
+                    form.appendPart(withForm: Data("are".utf8), name: "test_value[]")
+                    try form.appendPart(withFileURL: one, name: "test_file[]")
+                    try form.appendPart(withFileURL: two, name: "test_file[]")
+                })
             #expect(snapshotsMatch(asi, afFixed, tolerating: Example.acrossFacades))
             // Files swapped: even with part-order tolerance, order within one name counts.
             let swapped = try FormSnapshot(severalFiles(url: Example.uploadURL, values: ["here", "are"], files: [two.path, one.path]))

@@ -37,7 +37,7 @@ struct CompressedUploadExample {
         #expect(compressed.requestHeaders["Content-Encoding"] == "gzip")
         let path = try #require(compressed.compressedPostBodyFilePath)
         let gzip = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(Array(gzip.prefix(3)) == [0x1F, 0x8B, 0x08]) // compare by inflating, never byte for byte
+        #expect(Array(gzip.prefix(3)) == [0x1F, 0x8B, 0x08])  // compare by inflating, never byte for byte
         #expect(compressed.postLength == UInt64(gzip.count))
         // The snapshot inflates: the only difference from the plain request is the header.
         let plain = compressedUpload(url: Example.uploadURL, compress: false)
@@ -54,7 +54,7 @@ struct CompressedUploadExample {
             let request = compressedUpload(url: receiver.url("/compressed_post_body"))
             Example.prepareToSend(request)
             try request.buildPostBody()
-            let compressedLength = request.postLength // the sent body is released after the send
+            let compressedLength = request.postLength  // the sent body is released after the send
             _ = try await request.start()
             let received = try #require(receiver.lastRequest)
             #expect(received.header("Content-Encoding") == "gzip")

@@ -49,10 +49,11 @@ struct UploadProgressExample {
             let fraction = Tally<Double>(0)
             let payload = String(repeating: "AFNetworking", count: 5462)
             let ok: Bool = await withCheckedContinuation { continuation in
-                _ = manager.post("ignore", parameters: ["payload": payload], headers: nil,
-                                 progress: { progress in fraction.update { $0 = max($0, progress.fractionCompleted) } },
-                                 success: { _, _ in continuation.resume(returning: true) },
-                                 failure: { _, _ in continuation.resume(returning: false) })
+                _ = manager.post(
+                    "ignore", parameters: ["payload": payload], headers: nil,
+                    progress: { progress in fraction.update { $0 = max($0, progress.fractionCompleted) } },
+                    success: { _, _ in continuation.resume(returning: true) },
+                    failure: { _, _ in continuation.resume(returning: false) })
             }
             #expect(ok)
             #expect(fraction.current == 1.0)

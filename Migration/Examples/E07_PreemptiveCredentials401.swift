@@ -59,16 +59,20 @@ struct PreemptiveCredentialsExample {
             #expect(receiver.requests.count == 1)
             let form = try #require(receiver.lastRequest?.form)
             // What the legacy server printed.
-            #expect("\(form.value("first") ?? "")\r\n\(String(decoding: form.file("second")?.data ?? Data(), as: UTF8.self))"
-                == "This is the first item\r\nThis is the second item")
+            #expect(
+                "\(form.value("first") ?? "")\r\n\(String(decoding: form.file("second")?.data ?? Data(), as: UTF8.self))"
+                    == "This is the first item\r\nThis is the second item")
 
             // AF: the serializer's Authorization header; same form, same header.
             let serializer = AFHTTPRequestSerializer.serializer()
             serializer.setAuthorizationHeaderFieldWithUsername("secret_username", password: "secret_password")
-            let af = try serializer.multipartFormRequest(withMethod: "POST", urlString: url.absoluteString,
-                                                         parameters: ["first": "This is the first item"]) { form in
-                form.appendPart(withFileData: Data("This is the second item".utf8), name: "second", fileName: "file",
-                                mimeType: "application/octet-stream")
+            let af = try serializer.multipartFormRequest(
+                withMethod: "POST", urlString: url.absoluteString,
+                parameters: ["first": "This is the first item"]
+            ) { form in
+                form.appendPart(
+                    withFileData: Data("This is the second item".utf8), name: "second", fileName: "file",
+                    mimeType: "application/octet-stream")
             }
             let asi = try FormSnapshot(request)
             #expect(asi.header("Authorization") == "Basic c2VjcmV0X3VzZXJuYW1lOnNlY3JldF9wYXNzd29yZA==")

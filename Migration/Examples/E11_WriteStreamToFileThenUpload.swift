@@ -63,7 +63,9 @@ struct WriteToFileExample {
                 let (_, written) = try await writeToFile(url: receiver.url("/upload").absoluteString, video: video, file: file)
                 let status: Int = try await withCheckedThrowingContinuation { continuation in
                     URLSession.shared.uploadTask(with: written, fromFile: file) { _, response, error in
-                        if let error { continuation.resume(throwing: error) } else {
+                        if let error {
+                            continuation.resume(throwing: error)
+                        } else {
                             continuation.resume(returning: (response as? HTTPURLResponse)?.statusCode ?? 0)
                         }
                     }.resume()

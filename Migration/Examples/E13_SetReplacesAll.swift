@@ -34,7 +34,7 @@ struct SetReplacesAllExample {
         try Example.withDirectory { directory in
             let one = try Example.write(Data("hello".utf8), named: "file1.txt", in: directory)
             let snapshot = try FormSnapshot(setReplacesAll(files: [one.path]))
-            #expect(snapshot.fields.map(\.name) == ["other", "test_value[]"]) // moved to the end
+            #expect(snapshot.fields.map(\.name) == ["other", "test_value[]"])  // moved to the end
             let printed = snapshot.fields.filter { $0.name == "test_value[]" }.compactMap(\.text) + snapshot.files.compactMap(\.fileName)
             #expect(printed.map { $0 + "\r\n" }.joined() == "this is new data\r\nfile\r\n")
             #expect(snapshot.files.first?.contentType == "application/octet-stream")
@@ -48,11 +48,14 @@ struct SetReplacesAllExample {
                 withMethod: "POST", urlString: Example.uploadURL.absoluteString,
                 parameters: ["test_value[]": "this is new data", "other": "kept"]
             ) { form in
-                form.appendPart(withFileData: Data("this is new data".utf8), name: "test_file[]", fileName: "file",
-                                mimeType: "application/octet-stream")
+                form.appendPart(
+                    withFileData: Data("this is new data".utf8), name: "test_file[]", fileName: "file",
+                    mimeType: "application/octet-stream")
             }
-            #expect(snapshotsMatch(try FormSnapshot(setReplacesAll(files: [one.path])), try FormSnapshot(af),
-                                   tolerating: Example.acrossFacades))
+            #expect(
+                snapshotsMatch(
+                    try FormSnapshot(setReplacesAll(files: [one.path])), try FormSnapshot(af),
+                    tolerating: Example.acrossFacades))
         }
     }
 }

@@ -26,14 +26,18 @@ struct DebugBodyLogExample {
             request.shouldLogDebugBody = true
             try request.buildPostBody()
             let b = Example.asiBoundary
-            let expected = "\r\n==== Building a multipart/form-data body ====\r\n--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(b)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\n[2 bytes of data from file '\(file.path)']\r\n--\(b)--\r\n==== End of multipart/form-data body ====\r\n"
+            let expected =
+                "\r\n==== Building a multipart/form-data body ====\r\n--\(b)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(b)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(b)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\n[2 bytes of data from file '\(file.path)']\r\n--\(b)--\r\n==== End of multipart/form-data body ====\r\n"
             #expect(request.debugBodyString == expected)
 
             let encoded = FormDataRequest(url: Example.uploadURL)
             encoded.shouldLogDebugBody = true
             encoded.setPostValue("1", forKey: "a")
             try encoded.buildPostBody()
-            #expect(encoded.debugBodyString == "\r\n==== Building an application/x-www-form-urlencoded body ====\r\na=1\r\n==== End of application/x-www-form-urlencoded body ====\r\n")
+            #expect(
+                encoded.debugBodyString
+                    == "\r\n==== Building an application/x-www-form-urlencoded body ====\r\na=1\r\n==== End of application/x-www-form-urlencoded body ====\r\n"
+            )
         }
     }
 

@@ -32,7 +32,9 @@ struct DataPartDefaultsExample {
         let body = try Example.body(request)
         #expect(body.count == 430)
         let text = String(decoding: body, as: UTF8.self)
-        #expect(text.contains("Content-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n"))
+        #expect(
+            text.contains(
+                "Content-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n"))
         let nilName = FormDataRequest(url: Example.uploadURL)
         nilName.addData(Data("hi".utf8), withFileName: nil, andContentType: nil, forKey: "file")
         #expect(try FormSnapshot(nilName).files.first?.fileName == "file")

@@ -20,9 +20,12 @@ import Testing
 /// The port: starts the upload and returns whether it succeeded.
 func managerMultipart(_ manager: AFHTTPSessionManager) async -> Bool {
     await withCheckedContinuation { continuation in
-        _ = manager.post("post", parameters: ["key": "value"], headers: ["field": "value"], constructingBodyWith: { formData in
-            formData.appendPart(withFileData: Data("Data".utf8), name: "DataName", fileName: "DataFileName", mimeType: "data")
-        }, progress: nil, success: { _, _ in continuation.resume(returning: true) }, failure: { _, _ in continuation.resume(returning: false) })
+        _ = manager.post(
+            "post", parameters: ["key": "value"], headers: ["field": "value"],
+            constructingBodyWith: { formData in
+                formData.appendPart(withFileData: Data("Data".utf8), name: "DataName", fileName: "DataFileName", mimeType: "data")
+            }, progress: nil, success: { _, _ in continuation.resume(returning: true) },
+            failure: { _, _ in continuation.resume(returning: false) })
     }
 }
 
@@ -34,7 +37,7 @@ struct SessionManagerMultipartExample {
                 let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: Example.transport)
                 #expect(await managerMultipart(manager))
                 let received = try #require(receiver.lastRequest)
-                #expect(received.bodyBytes == 244) // the reference's deterministic length
+                #expect(received.bodyBytes == 244)  // the reference's deterministic length
                 #expect(received.header("field") == "value")
                 #expect(received.header("Transfer-Encoding") == nil)
                 let capture = try FormSnapshot(contentsOfCapture: URL(fileURLWithPath: try #require(received.capturePath)))

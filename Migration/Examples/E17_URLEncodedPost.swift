@@ -38,8 +38,12 @@ func urlEncodedPost() -> FormDataRequest {
 struct URLEncodedPostExample {
     @Test func legacyBytes() throws {
         let request = urlEncodedPost()
-        #expect(try Example.body(request) == Data("value1=value1&value2=%28%2520%20%3F%20%3D%29&value3=%C2%A3100.00&value4=&teskey%26aa=%26%3F%3Faaa%3D%2F%2Fciao%C3%A8%C3%A8%C3%A8".utf8))
-        #expect(request.postBodyFilePath != nil) // streamed from disk, as asked
+        #expect(
+            try Example.body(request)
+                == Data(
+                    "value1=value1&value2=%28%2520%20%3F%20%3D%29&value3=%C2%A3100.00&value4=&teskey%26aa=%26%3F%3Faaa%3D%2F%2Fciao%C3%A8%C3%A8%C3%A8"
+                        .utf8))
+        #expect(request.postBodyFilePath != nil)  // streamed from disk, as asked
         // What the legacy server printed.
         let printed = try FormSnapshot(request).fields.map { "\($0.name): \($0.text ?? "")" }.joined(separator: "\r\n")
         #expect(printed == "value1: value1\r\nvalue2: (%20 ? =)\r\nvalue3: £100.00\r\nvalue4: \r\nteskey&aa: &??aaa=//ciaoèèè")
@@ -50,7 +54,7 @@ struct URLEncodedPostExample {
             withMethod: "POST", urlString: Example.uploadURL.absoluteString,
             parameters: Dictionary(uniqueKeysWithValues: urlEncodedValues))
         let afBody = String(decoding: af.httpBody ?? Data(), as: UTF8.self)
-        #expect(afBody.contains("%26??aaa%3D//ciao")) // AF leaves / and ? alone
+        #expect(afBody.contains("%26??aaa%3D//ciao"))  // AF leaves / and ? alone
         #expect(try Example.body(urlEncodedPost()) != af.httpBody)
         // AF sorts the keys; ASI keeps call order: tolerate order across names.
         #expect(snapshotsMatch(try FormSnapshot(urlEncodedPost()), try FormSnapshot(af), tolerating: [.charsetParameter, .partOrder]))

@@ -45,10 +45,10 @@ struct DelegateOnCallbackQueueExample {
         try await Example.withReceiver { receiver in
             let request = FormDataRequest(url: receiver.url("/upload"))
             Example.prepareToSend(request)
-            request.callbackQueue = ui        // `.main` in an app
+            request.callbackQueue = ui  // `.main` in an app
             request.delegate = view
             request.setPostValue("1", forKey: "a")
-            _ = try await request.start()     // returns after the callbacks ran
+            _ = try await request.start()  // returns after the callbacks ran
         }
         let (status, offQueue) = ui.sync { (view.status, view.touchedOffQueue) }
         #expect(status == "Uploaded (200)")

@@ -43,7 +43,7 @@ struct RawPUTOfFileExample {
             let photo = try Example.write(Example.photoBytes, named: "photo.jpg", in: directory)
             let request = rawPUT(of: photo.path, to: Example.uploadURL)
             try request.buildPostBody()
-            #expect(request.postBodyFilePath == photo.path) // reads back as set, as in ASI
+            #expect(request.postBodyFilePath == photo.path)  // reads back as set, as in ASI
             #expect(request.postLength == UInt64(Example.photoBytes.count))
             #expect(request.requestMethod == "PUT")
             #expect(request.requestHeaders == ["Content-Type": "image/jpeg", "Content-Length": "\(Example.photoBytes.count)"])

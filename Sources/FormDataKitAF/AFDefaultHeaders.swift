@@ -37,7 +37,8 @@ enum AFDefaultHeaders {
     static func userAgent() -> String? {
         #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS)
         let info = Bundle.main.infoDictionary ?? [:]
-        let name = (info["CFBundleExecutable"] as? String) ?? (info["CFBundleIdentifier"] as? String)
+        let name =
+            (info["CFBundleExecutable"] as? String) ?? (info["CFBundleIdentifier"] as? String)
             ?? ProcessInfo.processInfo.processName
         let version = (info["CFBundleShortVersionString"] as? String) ?? (info["CFBundleVersion"] as? String) ?? ""
         let agent = "\(name)/\(version) (\(platformDescription()))"

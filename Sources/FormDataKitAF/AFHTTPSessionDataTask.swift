@@ -45,7 +45,10 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
         canceller: @escaping @Sendable (AFHTTPSessionDataTask) -> Void
     ) {
         self.originalRequest = request
-        self.taskIdentifier = Self.counter.withLock { value -> Int in value += 1; return value }
+        self.taskIdentifier = Self.counter.withLock { value -> Int in
+            value += 1
+            return value
+        }
         self.starter = starter
         self.canceller = canceller
     }

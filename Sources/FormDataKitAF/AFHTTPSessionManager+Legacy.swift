@@ -33,8 +33,9 @@ extension AFHTTPSessionManager {
         _ urlString: String, parameters: [String: Any]?, constructingBodyWith block: ((any AFMultipartFormData) throws -> Void)?,
         progress uploadProgress: ProgressHandler?, success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
-        post(urlString, parameters: parameters, headers: nil, constructingBodyWith: block, progress: uploadProgress,
-             success: success, failure: failure)
+        post(
+            urlString, parameters: parameters, headers: nil, constructingBodyWith: block, progress: uploadProgress,
+            success: success, failure: failure)
     }
 
     /// A PUT request without per-request headers (3.x shape).

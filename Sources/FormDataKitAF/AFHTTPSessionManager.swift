@@ -76,10 +76,11 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         self.baseURL = baseURL.map(Self.normalizedBaseURL)
         self.sessionConfiguration = configuration ?? .default
         self.transport = transport
-        self.settings = Locked(Settings(
-            requestSerializer: AFHTTPRequestSerializer.serializer(),
-            responseSerializer: AFJSONResponseSerializer.serializer(),
-            completionQueue: nil))
+        self.settings = Locked(
+            Settings(
+                requestSerializer: AFHTTPRequestSerializer.serializer(),
+                responseSerializer: AFJSONResponseSerializer.serializer(),
+                completionQueue: nil))
     }
 
     /// A manager with the same base URL, configuration, transport and completion queue, and
@@ -151,8 +152,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
         startedTask(
-            dataTask(withHTTPMethod: "GET", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: nil, downloadProgress: downloadProgress, success: success, failure: failure))
+            dataTask(
+                withHTTPMethod: "GET", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: nil, downloadProgress: downloadProgress, success: success, failure: failure))
     }
 
     /// A HEAD request; `success` gets only the task. The task is started.
@@ -164,8 +166,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var onSuccess: Success?
         if let success { onSuccess = { task, _ in success(task) } }
         return startedTask(
-            dataTask(withHTTPMethod: "HEAD", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: nil, downloadProgress: nil, success: onSuccess, failure: failure))
+            dataTask(
+                withHTTPMethod: "HEAD", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: nil, downloadProgress: nil, success: onSuccess, failure: failure))
     }
 
     /// A POST request with the parameters serialized by ``requestSerializer``; the task is started.
@@ -175,8 +178,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
         startedTask(
-            dataTask(withHTTPMethod: "POST", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: uploadProgress, downloadProgress: nil, success: success, failure: failure))
+            dataTask(
+                withHTTPMethod: "POST", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: uploadProgress, downloadProgress: nil, success: success, failure: failure))
     }
 
     /// A multipart POST request: `parameters` as form fields, then the parts `block` appends
@@ -195,8 +199,10 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             guard let resolved = resolvedURLString(urlString) else {
                 throw AFURLRequestSerializationError.invalidURLString(urlString)
             }
-            request = Self.applying(headers, to: try requestSerializer.multipartFormRequest(
-                withMethod: "POST", urlString: resolved, parameters: parameters, constructingBodyWith: block))
+            request = Self.applying(
+                headers,
+                to: try requestSerializer.multipartFormRequest(
+                    withMethod: "POST", urlString: resolved, parameters: parameters, constructingBodyWith: block))
         } catch {
             reportBuildFailure(error, to: failure)
             return nil
@@ -210,8 +216,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
         startedTask(
-            dataTask(withHTTPMethod: "PUT", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+            dataTask(
+                withHTTPMethod: "PUT", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
     }
 
     /// A PATCH request; the task is started.
@@ -220,8 +227,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
         startedTask(
-            dataTask(withHTTPMethod: "PATCH", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+            dataTask(
+                withHTTPMethod: "PATCH", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
     }
 
     /// A DELETE request (parameters go into the query by default); the task is started.
@@ -230,8 +238,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask? {
         startedTask(
-            dataTask(withHTTPMethod: "DELETE", urlString: urlString, parameters: parameters, headers: headers,
-                     uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
+            dataTask(
+                withHTTPMethod: "DELETE", urlString: urlString, parameters: parameters, headers: headers,
+                uploadProgress: nil, downloadProgress: nil, success: success, failure: failure))
     }
 
     /// A `method` request to `urlString` (resolved against ``baseURL``) with `parameters` serialized
@@ -248,7 +257,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             guard let resolved = resolvedURLString(urlString) else {
                 throw AFURLRequestSerializationError.invalidURLString(urlString)
             }
-            request = Self.applying(headers, to: try requestSerializer.request(withMethod: method, urlString: resolved, parameters: parameters))
+            request = Self.applying(
+                headers, to: try requestSerializer.request(withMethod: method, urlString: resolved, parameters: parameters))
         } catch {
             reportBuildFailure(error, to: failure)
             return nil
@@ -297,9 +307,10 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         let observer = observer(for: task, handlers: handlers)
         var prepared: AFPreparedRequest
         do {
-            prepared = try AFPreparedRequest(task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
-                                             for: transport,
-                                             compressing: requestSerializer.shouldCompressRequestBody)
+            prepared = try AFPreparedRequest(
+                task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
+                for: transport,
+                compressing: requestSerializer.shouldCompressRequestBody)
             try applySecurityPolicy(to: &prepared.request)
         } catch {
             observer.fail(error)
@@ -314,13 +325,17 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     private func applySecurityPolicy(to request: inout TransportRequest) throws {
         let policy = securityPolicy
         let options = try policy.networkOptions()
-        let isDefault = options.trustedCertificates.isEmpty && options.pinnedPublicKeyHashes.isEmpty
+        let isDefault =
+            options.trustedCertificates.isEmpty && options.pinnedPublicKeyHashes.isEmpty
             && options.validatesSecureCertificate && options.validatesHostName
         if isDefault { return }
         guard transport.answersAuthenticationChallenges else {
-            throw FormDataError.unableToCreateRequest(underlying: UnderlyingError(
-                domain: "FormDataKitAF", code: 0,
-                message: "securityPolicy needs CurlTransport; with \(type(of: transport)), configure the transport itself (AFSecurityPolicy.trustAnchorPinning())"))
+            throw FormDataError.unableToCreateRequest(
+                underlying: UnderlyingError(
+                    domain: "FormDataKitAF", code: 0,
+                    message:
+                        "securityPolicy needs CurlTransport; with \(type(of: transport)), configure the transport itself (AFSecurityPolicy.trustAnchorPinning())"
+                ))
         }
         request.network.trustedCertificates = options.trustedCertificates
         request.network.pinnedPublicKeyHashes = options.pinnedPublicKeyHashes

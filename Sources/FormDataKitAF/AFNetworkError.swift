@@ -32,6 +32,7 @@ public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Eq
     }
     /// As Foundation words these codes, with the transport's details.
     public var errorDescription: String? { description }
+    /// The phrase for the code, then the transport's details in parentheses.
     public var description: String { "\(Self.phrase(for: code)) (\(underlying))" }
 
     /// The `NSURLErrorDomain` code for a sending failure; nil for build errors.
@@ -48,11 +49,11 @@ public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Eq
             if underlying.domain == NSURLErrorDomain { return underlying.code }
             guard underlying.domain == "libcurl" else { return URLError.Code.cannotConnectToHost.rawValue }
             switch underlying.code {
-            case 5, 6: return URLError.Code.cannotFindHost.rawValue               // resolve proxy / host
+            case 5, 6: return URLError.Code.cannotFindHost.rawValue  // resolve proxy / host
             case 7: return URLError.Code.cannotConnectToHost.rawValue
             case 35: return URLError.Code.secureConnectionFailed.rawValue
             case 58: return URLError.Code.clientCertificateRejected.rawValue
-            case 60, 90: return URLError.Code.serverCertificateUntrusted.rawValue // verification, pin
+            case 60, 90: return URLError.Code.serverCertificateUntrusted.rawValue  // verification, pin
             case 52, 55, 56: return URLError.Code.networkConnectionLost.rawValue  // empty reply, send, recv
             default: return URLError.Code.cannotConnectToHost.rawValue
             }

@@ -20,8 +20,10 @@ struct AFPreparedRequest {
     /// With `compressing`, the body goes gzip-compressed (`Content-Encoding: gzip`), compressed
     /// in one pass from its parts (nothing is spooled uncompressed): in memory up to
     /// `BodyDelivery.defaultInMemoryLimit` of body, from a temporary file beyond.
-    init(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, for transport: any FormDataTransport,
-         compressing: Bool = false) throws {
+    init(
+        _ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, for transport: any FormDataTransport,
+        compressing: Bool = false
+    ) throws {
         guard let url = urlRequest.url else { throw AFURLRequestSerializationError.invalidURLString("") }
         var headers: [(name: String, value: String)] = []
         for (name, value) in (urlRequest.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key })
@@ -53,20 +55,24 @@ struct AFPreparedRequest {
         }
         var body: TransportRequest.Body
         if compressing, source.length > 0,
-            !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame }) {
+            !headers.contains(where: { $0.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame })
+        {
             switch try BodyCompressor.compress(source, to: .automatic, purpose: "af-gzip") {
             case .memory(let data):
                 body = .data(data)
             case .file(let file, let length):
                 spooledBody = file
                 let whole = BodySource(segments: [BodySegment(.file(FileRange(path: file.path, length: length, expectedFileSize: length)))])
-                body = try BodyDelivery.deliver(whole, to: transport.acceptedBodyForms, inMemoryLimit: transport.inMemoryBodyLimit,
-                                                spooled: file).body
+                body = try BodyDelivery.deliver(
+                    whole, to: transport.acceptedBodyForms, inMemoryLimit: transport.inMemoryBodyLimit,
+                    spooled: file
+                ).body
             }
             headers.append((name: "Content-Encoding", value: "gzip"))
         } else {
-            let delivered = try BodyDelivery.deliver(source, to: transport.acceptedBodyForms,
-                                                     inMemoryLimit: transport.inMemoryBodyLimit, purpose: "af-upload")
+            let delivered = try BodyDelivery.deliver(
+                source, to: transport.acceptedBodyForms,
+                inMemoryLimit: transport.inMemoryBodyLimit, purpose: "af-upload")
             body = delivered.body
             spooledBody = delivered.temporaryFile
         }

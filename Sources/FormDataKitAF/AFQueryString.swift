@@ -22,7 +22,8 @@ struct AFQueryStringPair {
         case .null:
             return [AFQueryStringPair(field: key, value: nil)]
         case .dictionary(let entries):
-            let sorted = entries
+            let sorted =
+                entries
                 .map { (name: AFParameterValue.describe($0.key), value: $0.value) }
                 .sorted { AFParameterValue.precedes($0.name, $1.name) }
             return sorted.flatMap { entry in
@@ -32,7 +33,8 @@ struct AFQueryStringPair {
             let childKey = "\(key ?? "(null)")[]"
             return elements.flatMap { pairs(key: childKey, value: $0) }
         case .set(let members):
-            let sorted = members
+            let sorted =
+                members
                 .map { (name: AFParameterValue.describe($0), value: $0) }
                 .sorted { AFParameterValue.precedes($0.name, $1.name) }
             return sorted.flatMap { pairs(key: key, value: $0.value) }

@@ -97,8 +97,10 @@ public final class AFSecurityPolicy: @unchecked Sendable {
 
     /// A policy with `pinningMode` and `pinnedCertificates` (AF's
     /// `policyWithPinningMode:withPinnedCertificates:`).
-    public class func policy(withPinningMode pinningMode: AFSSLPinningMode,
-                             withPinnedCertificates pinnedCertificates: Set<Data>) -> AFSecurityPolicy {
+    public class func policy(
+        withPinningMode pinningMode: AFSSLPinningMode,
+        withPinnedCertificates pinnedCertificates: Set<Data>
+    ) -> AFSecurityPolicy {
         let policy = AFSecurityPolicy(pinningMode: pinningMode)
         policy.pinnedCertificates = pinnedCertificates
         return policy
@@ -145,8 +147,9 @@ public final class AFSecurityPolicy: @unchecked Sendable {
         }
         switch sslPinningMode {
         case .none:
-            return TrustAnchorPinning(certificates: [], validatesDomainName: validatesDomain,
-                                      allowsInvalidCertificates: allowInvalid)
+            return TrustAnchorPinning(
+                certificates: [], validatesDomainName: validatesDomain,
+                allowsInvalidCertificates: allowInvalid)
         case .publicKey:
             throw .publicKeyPinningUnsupported
         case .certificate:
@@ -156,8 +159,9 @@ public final class AFSecurityPolicy: @unchecked Sendable {
             for (index, certificate) in ordered.enumerated() where !CertificateNames.isSelfIssued(certificate) {
                 throw .leafPinningUnsupported(index: index)
             }
-            return TrustAnchorPinning(certificates: ordered, validatesDomainName: validatesDomain,
-                                      allowsInvalidCertificates: false)
+            return TrustAnchorPinning(
+                certificates: ordered, validatesDomainName: validatesDomain,
+                allowsInvalidCertificates: false)
         }
     }
 }

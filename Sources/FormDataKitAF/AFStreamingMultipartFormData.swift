@@ -46,9 +46,10 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         if (info.st_mode & S_IFMT) == S_IFDIR { throw AFURLRequestSerializationError.fileIsDirectory(fileURL) }
         try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
         let size = try FileInspection.regularFileSize(at: path)
-        parts.append(.file(
-            name: name, fileName: fileName, contentType: mimeType,
-            content: .file(FileRange(path: path, length: size, expectedFileSize: size))))
+        parts.append(
+            .file(
+                name: name, fileName: fileName, contentType: mimeType,
+                content: .file(FileRange(path: path, length: size, expectedFileSize: size))))
     }
 
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String) {
@@ -86,9 +87,10 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
                 return lhs.key.lowercased() < rhs.key.lowercased()
             }
             let contentType = headers.first { $0.key.lowercased() == "content-type" }?.value
-            parts.append(MultipartPart(
-                fieldName: label, headers: ordered.map { MultipartHeader(name: $0.key, value: $0.value) },
-                content: .data(body), contentType: contentType))
+            parts.append(
+                MultipartPart(
+                    fieldName: label, headers: ordered.map { MultipartHeader(name: $0.key, value: $0.value) },
+                    content: .data(body), contentType: contentType))
         }
     }
 

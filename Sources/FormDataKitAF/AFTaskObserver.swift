@@ -23,7 +23,9 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     private let downloadProgress = Progress(totalUnitCount: 0)
     private let spooled = Locked<TemporaryFile?>(nil)
 
-    init(task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue) {
+    init(
+        task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue
+    ) {
         self.task = task
         self.handlers = handlers
         self.responseSerializer = responseSerializer
@@ -44,7 +46,10 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     func transportDidReceiveResponse(_ head: TransportResponseHead) {}
 
     func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
-        spooled.withLock { $0?.remove(); $0 = nil }
+        spooled.withLock {
+            $0?.remove()
+            $0 = nil
+        }
         switch result {
         case .failure(let error):
             fail(error)
@@ -71,7 +76,10 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     /// whichever transport sent the request; other errors as they are.
     func fail(_ error: any Error) {
         let error: any Error = (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
-        spooled.withLock { $0?.remove(); $0 = nil }
+        spooled.withLock {
+            $0?.remove()
+            $0 = nil
+        }
         task.complete(response: nil, error: error)
         deliver { [task, handlers] in handlers.failure?(task, error) }
     }

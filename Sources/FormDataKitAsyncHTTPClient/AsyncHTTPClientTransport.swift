@@ -46,8 +46,10 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         public var followsRedirects: Bool
 
         /// A configuration; every argument has the default described on its property.
-        public init(tlsConfiguration: TLSConfiguration? = nil, chunkSize: Int = 1 << 20,
-                    connectTimeout: TimeInterval = 10, followsRedirects: Bool = true) {
+        public init(
+            tlsConfiguration: TLSConfiguration? = nil, chunkSize: Int = 1 << 20,
+            connectTimeout: TimeInterval = 10, followsRedirects: Bool = true
+        ) {
             self.tlsConfiguration = tlsConfiguration
             self.chunkSize = max(1, chunkSize)
             self.connectTimeout = connectTimeout
@@ -59,10 +61,13 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         /// ``TrustAnchorPinning`` for what this can and cannot pin.
         /// - Throws: ``AsyncHTTPClientTransportError/invalidCertificate(index:reason:)`` when a
         ///   certificate is neither PEM nor DER.
-        public init(pinning: TrustAnchorPinning, chunkSize: Int = 1 << 20, connectTimeout: TimeInterval = 10,
-                    followsRedirects: Bool = true) throws(AsyncHTTPClientTransportError) {
-            self.init(tlsConfiguration: try pinning.tlsConfiguration(), chunkSize: chunkSize,
-                      connectTimeout: connectTimeout, followsRedirects: followsRedirects)
+        public init(
+            pinning: TrustAnchorPinning, chunkSize: Int = 1 << 20, connectTimeout: TimeInterval = 10,
+            followsRedirects: Bool = true
+        ) throws(AsyncHTTPClientTransportError) {
+            self.init(
+                tlsConfiguration: try pinning.tlsConfiguration(), chunkSize: chunkSize,
+                connectTimeout: connectTimeout, followsRedirects: followsRedirects)
         }
     }
 
@@ -114,8 +119,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO,
-                        followsRedirects: configuration.followsRedirects)
+        let send = Send(
+            request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO,
+            followsRedirects: configuration.followsRedirects)
         let client = self.client
         let task = Task.detached { await send.run(on: client) }
         send.attach(task)
@@ -151,8 +157,10 @@ final class Send: @unchecked Sendable {
     private var headReceived = false
     private var completed = false
 
-    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool,
-         followsRedirects: Bool) {
+    init(
+        request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool,
+        followsRedirects: Bool
+    ) {
         self.request = request
         self.followsRedirects = followsRedirects
         self.observer = observer
@@ -203,7 +211,10 @@ final class Send: @unchecked Sendable {
             result = try await withThrowingTaskGroup(of: Result<FormDataResponse, FormDataError>?.self) { group in
                 group.addTask { try await .success(self.executeFollowingRedirects(on: client)) }
                 if request.timeoutInterval > 0 {
-                    group.addTask { try await self.watchdog(); return nil }
+                    group.addTask {
+                        try await self.watchdog()
+                        return nil
+                    }
                 }
                 defer { group.cancelAll() }
                 while let outcome = try await group.next() {
@@ -226,9 +237,11 @@ final class Send: @unchecked Sendable {
             if let fileError {
                 outcome = .failure(Self.sendingCategory(fileError))
             } else if wasTimedOut {
-                outcome = .failure(.timedOut(underlying: UnderlyingError(
-                    domain: "FormDataKit", code: 0,
-                    message: "No bytes sent or received for \(request.timeoutInterval) s")))
+                outcome = .failure(
+                    .timedOut(
+                        underlying: UnderlyingError(
+                            domain: "FormDataKit", code: 0,
+                            message: "No bytes sent or received for \(request.timeoutInterval) s")))
             } else if wasCancelled {
                 outcome = .failure(.cancelled)
             }
@@ -266,8 +279,9 @@ final class Send: @unchecked Sendable {
             case .redirect(let statusCode, let location):
                 switch policy.decide(after: current, statusCode: statusCode, location: location, redirectsSoFar: redirects) {
                 case .deliver:
-                    throw FormDataError.connectionFailure(underlying: UnderlyingError(
-                        domain: "FormDataKit", code: statusCode, message: "A redirect without a usable Location"))
+                    throw FormDataError.connectionFailure(
+                        underlying: UnderlyingError(
+                            domain: "FormDataKit", code: statusCode, message: "A redirect without a usable Location"))
                 case .refuse(let error):
                     throw error
                 case .follow(let next):
@@ -303,8 +317,12 @@ final class Send: @unchecked Sendable {
             built.body = .stream(counted, length: .known(length))
         case .file(let path, let fileLength):
             // A whole file the engine made (a compressed body): one range of its recorded size.
-            let source = BodySource(segments: [BodySegment(.file(FileRange(
-                path: path, length: fileLength, expectedFileSize: fileLength)))])
+            let source = BodySource(segments: [
+                BodySegment(
+                    .file(
+                        FileRange(
+                            path: path, length: fileLength, expectedFileSize: fileLength)))
+            ])
             built.body = .stream(sequence(over: source), length: .known(length))
         case .source(let source):
             built.body = .stream(sequence(over: source), length: .known(length))
@@ -330,10 +348,12 @@ final class Send: @unchecked Sendable {
         }
         let head = TransportResponseHead(statusCode: Int(response.status.code), headers: headers)
         if followsRedirects, let location = response.headers.first(name: "Location"),
-            RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: true) {
+            RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: true)
+        {
             for try await _ in response.body { touch() }  // the redirect's own body is not kept
-            return .redirect(statusCode: head.statusCode,
-                             location: URL(string: location, relativeTo: sent.url)?.absoluteURL)
+            return .redirect(
+                statusCode: head.statusCode,
+                location: URL(string: location, relativeTo: sent.url)?.absoluteURL)
         }
         let total = totalLength
         let pending = locked { () -> (Int64, Int64)? in
@@ -376,8 +396,10 @@ final class Send: @unchecked Sendable {
         if let inflater, rawBytes > 0 {
             do throws(FormDataError) { try inflater.finish() } catch { throw FormDataError.compression(underlying: error) }
         }
-        switch ResponseInflation.response(head: head, body: body, limit: request.maximumDecompressedResponseSize,
-                                          alreadyDecoded: true) {
+        switch ResponseInflation.response(
+            head: head, body: body, limit: request.maximumDecompressedResponseSize,
+            alreadyDecoded: true)
+        {
         case .success(let value): return .response(value)
         case .failure(let error): throw error
         }
@@ -424,13 +446,16 @@ final class Send: @unchecked Sendable {
     private func map(_ error: any Error) -> FormDataError {
         // NIO's errors describe themselves (e.g. the TLS verification failure); Foundation's
         // localized description of them is only "error 0".
-        let underlying = UnderlyingError(domain: String(describing: type(of: error)), code: 0,
-                                         message: String(describing: error))
+        let underlying = UnderlyingError(
+            domain: String(describing: type(of: error)), code: 0,
+            message: String(describing: error))
         if error is CancellationError { return .cancelled }
         if let clientError = error as? HTTPClientError {
             if [.cancelled, .requestStreamCancelled].contains(clientError) { return .cancelled }
-            if [HTTPClientError.connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
-                .getConnectionFromPoolTimeout].contains(clientError) {
+            if [
+                HTTPClientError.connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+                .getConnectionFromPoolTimeout,
+            ].contains(clientError) {
                 return .timedOut(underlying: underlying)
             }
             if [HTTPClientError.invalidURL, .emptyHost, .emptyScheme].contains(clientError) {

@@ -39,7 +39,9 @@ extension TrustAnchorPinning {
             tls.trustRoots = .certificates(anchors)
             tls.additionalTrustRoots = []
         }
-        tls.certificateVerification = allowsInvalidCertificates ? .none
+        tls.certificateVerification =
+            allowsInvalidCertificates
+            ? .none
             : validatesDomainName ? .fullVerification : .noHostnameVerification
         return tls
     }

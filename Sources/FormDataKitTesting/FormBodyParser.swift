@@ -124,7 +124,7 @@ public enum FormBodyParser {
         if bytes.starts(with: dash) {
             position = dash.count
         } else if let opening = find(delimiter, in: bytes, from: 0) {
-            position = opening + delimiter.count // after a preamble
+            position = opening + delimiter.count  // after a preamble
         } else {
             throw FormParseError(offset: 0, reason: "No opening boundary --\(boundary) in the body")
         }
@@ -133,8 +133,9 @@ public enum FormBodyParser {
             // After a delimiter: "--" closes the body, CRLF starts a part.
             if bytes.count - position >= 2 && bytes[position] == UInt8(ascii: "-") && bytes[position + 1] == UInt8(ascii: "-") {
                 let rest = bytes.count - (position + 2)
-                if rest == 0 || (rest >= 2 && bytes[position + 2] == 13 && bytes[position + 3] == 10) { return parts } // epilogue ignored
-                throw FormParseError(offset: position + 2, reason: "\(rest) unexpected bytes after the closing boundary (an epilogue must follow a CRLF)")
+                if rest == 0 || (rest >= 2 && bytes[position + 2] == 13 && bytes[position + 3] == 10) { return parts }  // epilogue ignored
+                throw FormParseError(
+                    offset: position + 2, reason: "\(rest) unexpected bytes after the closing boundary (an epilogue must follow a CRLF)")
             }
             guard bytes.count - position >= 2, bytes[position] == 13, bytes[position + 1] == 10 else {
                 throw FormParseError(offset: position, reason: "Expected CRLF or -- after the boundary")
@@ -147,7 +148,10 @@ public enum FormBodyParser {
                 guard let lineEnd = find([13, 10], in: bytes, from: position) else {
                     throw FormParseError(offset: position, reason: "Part headers are not terminated")
                 }
-                if lineEnd == position { position += 2; break }
+                if lineEnd == position {
+                    position += 2
+                    break
+                }
                 let line = bytes[position..<lineEnd]
                 guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > position,
                     line[position..<colon].allSatisfy(isTokenByte)
@@ -171,8 +175,10 @@ public enum FormBodyParser {
                 throw FormParseError(offset: position, reason: "Missing closing boundary --\(boundary)--")
             }
             let content = Data(bytes[position..<contentEnd])
-            parts.append(ParsedPart(name: name, fileName: parameter("filename", in: disposition),
-                                    headers: headers.map { ReceivedHeader(name: $0.0, value: $0.1) }, content: content))
+            parts.append(
+                ParsedPart(
+                    name: name, fileName: parameter("filename", in: disposition),
+                    headers: headers.map { ReceivedHeader(name: $0.0, value: $0.1) }, content: content))
             position = contentEnd + delimiter.count
         }
     }
@@ -223,11 +229,12 @@ public enum FormBodyParser {
         let characters = Array(headerValue)
         var index = characters.firstIndex(of: ";") ?? characters.endIndex
         while index < characters.endIndex {
-            index += 1 // skip ';'
+            index += 1  // skip ';'
             while index < characters.endIndex && characters[index] == " " { index += 1 }
             var key = ""
             while index < characters.endIndex && characters[index] != "=" && characters[index] != ";" {
-                key.append(characters[index]); index += 1
+                key.append(characters[index])
+                index += 1
             }
             var value = ""
             if index < characters.endIndex && characters[index] == "=" {
@@ -237,13 +244,15 @@ public enum FormBodyParser {
                     // No backslash escapes: FormDataKit (as browsers, WHATWG) sends `"` as %22 and a
                     // backslash as itself, and a Shift_JIS 0x5C byte read as Latin-1 is a backslash.
                     while index < characters.endIndex && characters[index] != "\"" {
-                        value.append(characters[index]); index += 1
+                        value.append(characters[index])
+                        index += 1
                     }
-                    index += 1 // closing quote
+                    index += 1  // closing quote
                     while index < characters.endIndex && characters[index] != ";" { index += 1 }
                 } else {
                     while index < characters.endIndex && characters[index] != ";" {
-                        value.append(characters[index]); index += 1
+                        value.append(characters[index])
+                        index += 1
                     }
                     value = value.trimmingCharacters(in: .whitespaces)
                 }

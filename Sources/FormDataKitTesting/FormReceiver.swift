@@ -81,8 +81,10 @@ public final class FormReceiver: Sendable {
         public var retainedFileBytes: Int
 
         /// Limits with the given values (each defaulting to the value in ``default``).
-        public init(maxInflatedBytes: Int = 256 << 20, maxParts: Int = 10_000, maxHeaderBytes: Int = 32 << 10,
-                    logLimit: Int = 1000, logByteLimit: Int = 64 << 20, retainedFileBytes: Int = 64 << 10) {
+        public init(
+            maxInflatedBytes: Int = 256 << 20, maxParts: Int = 10_000, maxHeaderBytes: Int = 32 << 10,
+            logLimit: Int = 1000, logByteLimit: Int = 64 << 20, retainedFileBytes: Int = 64 << 10
+        ) {
             self.maxInflatedBytes = maxInflatedBytes
             self.maxParts = maxParts
             self.maxHeaderBytes = maxHeaderBytes
@@ -112,9 +114,11 @@ public final class FormReceiver: Sendable {
     /// Where raw captures of the requests are written, if anywhere.
     public let recordingDirectory: URL?
 
-    private init(server: LoopbackHTTPServer, host: String, port: UInt16, keepLimit: Int,
-                 limits: Limits, recordingDirectory: URL?, firstCaptureNumber: Int,
-                 onRequest: (@Sendable (ReceivedRequest) -> Void)?) {
+    private init(
+        server: LoopbackHTTPServer, host: String, port: UInt16, keepLimit: Int,
+        limits: Limits, recordingDirectory: URL?, firstCaptureNumber: Int,
+        onRequest: (@Sendable (ReceivedRequest) -> Void)?
+    ) {
         self.recordingDirectory = recordingDirectory
         self.server = server
         self.host = host
@@ -130,9 +134,11 @@ public final class FormReceiver: Sendable {
     /// (with the request as the log keeps it: see ``Limits/retainedFileBytes``).
     /// With `recordingDirectory` (created if missing), each request is also written there as a
     /// raw capture (see ``ReceivedRequest/capturePath``), numbered after the captures already there.
-    public static func start(host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
-                             limits: Limits = .default, recordingDirectory: URL? = nil,
-                             onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil) async throws -> FormReceiver {
+    public static func start(
+        host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
+        limits: Limits = .default, recordingDirectory: URL? = nil,
+        onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil
+    ) async throws -> FormReceiver {
         var firstCaptureNumber = 1
         if let recordingDirectory {
             try FileManager.default.createDirectory(at: recordingDirectory, withIntermediateDirectories: true)
@@ -143,9 +149,10 @@ public final class FormReceiver: Sendable {
             guard let receiver = box.current else { return LoopbackHTTPServer.Response(status: 503) }
             return try receiver.handle(request, body: body)
         }
-        let receiver = FormReceiver(server: server, host: host, port: server.port, keepLimit: keepLimit,
-                                    limits: limits, recordingDirectory: recordingDirectory,
-                                    firstCaptureNumber: firstCaptureNumber, onRequest: onRequest)
+        let receiver = FormReceiver(
+            server: server, host: host, port: server.port, keepLimit: keepLimit,
+            limits: limits, recordingDirectory: recordingDirectory,
+            firstCaptureNumber: firstCaptureNumber, onRequest: onRequest)
         box.withLock { $0 = receiver }
         return receiver
     }
@@ -179,7 +186,8 @@ public final class FormReceiver: Sendable {
         let parts = request.path.split(separator: "/").map(String.init)
         let route = parts.first ?? ""
         let discard = route == "discard"
-        let hashAll = discard
+        let hashAll =
+            discard
             ? request.query.contains { $0.name == "sha256" && $0.value == "1" }
             : !request.query.contains { $0.name == "sha256" && $0.value == "0" }
         let (full, rejection) = try receive(request, body: body, keep: !discard, hash: hashAll)
@@ -198,22 +206,27 @@ public final class FormReceiver: Sendable {
             return .init(status: code, headers: jsonHeaders, body: json)
         case "delay":
             guard let milliseconds = Self.delayMilliseconds(parts.count > 1 ? parts[1] : nil) else {
-                return .init(status: 400, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
-                             body: Data("/delay/<milliseconds> takes 0 to \(Self.maximumDelayMilliseconds)\n".utf8))
+                return .init(
+                    status: 400, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
+                    body: Data("/delay/<milliseconds> takes 0 to \(Self.maximumDelayMilliseconds)\n".utf8))
             }
-            Thread.sleep(forTimeInterval: Double(milliseconds) / 1000) // the connection's own thread
+            Thread.sleep(forTimeInterval: Double(milliseconds) / 1000)  // the connection's own thread
             return .init(status: 200, headers: jsonHeaders, body: json)
         case "gzip":
             return .init(status: 200, headers: jsonHeaders + [(name: "Content-Encoding", value: "gzip")], body: GzipCompress.compress(json))
         case "cookie":
-            let cookies = request.query.filter { $0.name == "set" && !$0.value.contains(where: \.isNewline) }.map { (name: "Set-Cookie", value: "\($0.value); Path=/") }
+            let cookies = request.query.filter { $0.name == "set" && !$0.value.contains(where: \.isNewline) }.map {
+                (name: "Set-Cookie", value: "\($0.value); Path=/")
+            }
             return .init(status: 200, headers: jsonHeaders + cookies, body: json)
         case "auth":
-            let expected = parts.count > 2
+            let expected =
+                parts.count > 2
                 ? "Basic " + Data("\(parts[1]):\(parts[2])".utf8).base64EncodedString() : ""
             if request.header("Authorization") != expected {
-                return .init(status: 401, headers: [(name: "WWW-Authenticate", value: "Basic realm=\"receiver\"")],
-                             body: Data("authentication needed".utf8))
+                return .init(
+                    status: 401, headers: [(name: "WWW-Authenticate", value: "Basic realm=\"receiver\"")],
+                    body: Data("authentication needed".utf8))
             }
             return .init(status: 200, headers: jsonHeaders, body: json)
         default:
@@ -247,7 +260,8 @@ public final class FormReceiver: Sendable {
 
     /// Reads the whole body as a stream and describes it; with the status to answer when it broke
     /// one of the ``limits``.
-    private func receive(_ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool) throws -> (ReceivedRequest, Int?) {
+    private func receive(_ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool) throws -> (ReceivedRequest, Int?)
+    {
         var rejection: Int?
         var failure: FormParseError?
         let headBytes = Self.headBytes(of: request)
@@ -255,7 +269,11 @@ public final class FormReceiver: Sendable {
         if headBytes > limits.maxHeaderBytes {
             headers = []
             rejection = 431
-            failure = FormParseError(offset: 0, reason: "The request target and header fields take \(headBytes) bytes, over the receiver's limit of \(limits.maxHeaderBytes) (not kept)")
+            failure = FormParseError(
+                offset: 0,
+                reason:
+                    "The request target and header fields take \(headBytes) bytes, over the receiver's limit of \(limits.maxHeaderBytes) (not kept)"
+            )
         } else {
             headers = request.headers.map { ReceivedHeader(name: $0.name, value: $0.value) }
         }
@@ -267,7 +285,14 @@ public final class FormReceiver: Sendable {
         var keptAll = keep
         var inflatedCount = 0
         let inflater: StreamInflater? = gzip && rejection == nil ? try? StreamInflater() : nil
-        let recorder = recordingDirectory.flatMap { CaptureWriter(directory: $0, number: captureCount.withLock { $0 += 1; return $0 }, request: request) }
+        let recorder = recordingDirectory.flatMap {
+            CaptureWriter(
+                directory: $0,
+                number: captureCount.withLock {
+                    $0 += 1
+                    return $0
+                }, request: request)
+        }
         let keepLimit = self.keepLimit
         let maxInflated = limits.maxInflatedBytes
         do {
@@ -294,7 +319,9 @@ public final class FormReceiver: Sendable {
                             failure = error
                         }
                         if failure == nil, inflatedCount > maxInflated {
-                            failure = FormParseError(offset: count + (end - chunk.startIndex), reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
+                            failure = FormParseError(
+                                offset: count + (end - chunk.startIndex),
+                                reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
                             rejection = 413
                             keptAll = false
                             kept = Data()
@@ -302,12 +329,17 @@ public final class FormReceiver: Sendable {
                         start = end
                     }
                 } else if keptAll {
-                    if kept.count + chunk.count > keepLimit { keptAll = false; kept = Data() } else { kept.append(chunk) }
+                    if kept.count + chunk.count > keepLimit {
+                        keptAll = false
+                        kept = Data()
+                    } else {
+                        kept.append(chunk)
+                    }
                 }
                 count += chunk.count
             }
         } catch {
-            recorder?.abandon() // a body that broke off is not a capture
+            recorder?.abandon()  // a body that broke off is not a capture
             throw error
         }
         var form: ParsedForm?
@@ -317,8 +349,10 @@ public final class FormReceiver: Sendable {
         if failure == nil, keep, keptAll, let contentType = request.header("Content-Type") {
             let expected = gzip ? nil : request.header("Content-Length").flatMap { Int($0) }
             if let parts = Self.partCountUpperBound(kept, contentType: contentType, stoppingAbove: limits.maxParts),
-                parts > limits.maxParts {
-                failure = FormParseError(offset: 0, reason: "The body has more than \(limits.maxParts) parts, the receiver's limit (not parsed)")
+                parts > limits.maxParts
+            {
+                failure = FormParseError(
+                    offset: 0, reason: "The body has more than \(limits.maxParts) parts, the receiver's limit (not parsed)")
                 rejection = 413
             } else {
                 do {
@@ -332,7 +366,12 @@ public final class FormReceiver: Sendable {
         if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
             failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
         }
-        let capturePath = recorder?.finish { self.captureCount.withLock { $0 += 1; return $0 } }
+        let capturePath = recorder?.finish {
+            self.captureCount.withLock {
+                $0 += 1
+                return $0
+            }
+        }
         let received = ReceivedRequest(
             method: request.method, path: request.path, headers: headers, bodyBytes: count,
             bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
@@ -369,7 +408,8 @@ public final class FormReceiver: Sendable {
                 var offset = 0
                 // memchr finds each candidate first byte, memcmp checks the rest.
                 while found < cap, haystack.count - offset >= pattern.count,
-                    let hit = memchr(base + offset, first, haystack.count - offset - pattern.count + 1) {
+                    let hit = memchr(base + offset, first, haystack.count - offset - pattern.count + 1)
+                {
                     let at = base.distance(to: UnsafeRawPointer(hit))
                     if memcmp(base + at, pattern.baseAddress!, pattern.count) == 0 {
                         found += 1
@@ -418,9 +458,9 @@ public final class FormReceiver: Sendable {
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: return true // C0, DEL, C1
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true // bidirectional formatting
-        case 0x2028, 0x2029: return true // line and paragraph separators
+        case 0x00...0x1F, 0x7F...0x9F: return true  // C0, DEL, C1
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true  // bidirectional formatting
+        case 0x2028, 0x2029: return true  // line and paragraph separators
         default: return false
         }
     }
@@ -468,7 +508,8 @@ extension ReceivedRequest {
 
     /// About how many bytes this request takes in the receiver's log.
     var estimatedLogBytes: Int {
-        var total = 256 + method.utf8.count + path.utf8.count + (bodySHA256?.utf8.count ?? 0)
+        var total =
+            256 + method.utf8.count + path.utf8.count + (bodySHA256?.utf8.count ?? 0)
             + (capturePath?.utf8.count ?? 0) + (parseError?.reason.utf8.count ?? 0)
         for header in headers { total += 32 + header.name.utf8.count + header.value.utf8.count }
         if let form {
@@ -546,7 +587,8 @@ private final class CaptureWriter {
         let head = RawHTTPRequest(
             method: request.method, target: target, version: "HTTP/1.1",
             headers: request.headers.sorted { $0.name < $1.name }.map { ReceivedHeader(name: $0.name, value: $0.value) },
-            body: Data()).head
+            body: Data()
+        ).head
         write(raw: head)
     }
 
@@ -593,8 +635,9 @@ private final class CaptureWriter {
                     return finalURL.path
                 }
                 if errno != EEXIST, !FileManager.default.fileExists(atPath: finalURL.path),
-                    (try? FileManager.default.moveItem(at: partialURL, to: finalURL)) != nil {
-                    return finalURL.path // a file system without hard links
+                    (try? FileManager.default.moveItem(at: partialURL, to: finalURL)) != nil
+                {
+                    return finalURL.path  // a file system without hard links
                 }
                 guard FileManager.default.fileExists(atPath: finalURL.path) else { break }
                 number = nextNumber()

@@ -78,8 +78,10 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         public var isFile: Bool { fileName != nil }
 
         /// A part; size and SHA-256 come from `content`, which is dropped when over `contentLimit`.
-        public init(name: String, fileName: String?, contentType: String?, otherHeaders: [ReceivedHeader] = [],
-                    content: Data, contentLimit: Int = FormSnapshot.defaultContentLimit) {
+        public init(
+            name: String, fileName: String?, contentType: String?, otherHeaders: [ReceivedHeader] = [],
+            content: Data, contentLimit: Int = FormSnapshot.defaultContentLimit
+        ) {
             self.name = name
             self.fileName = fileName
             self.contentType = contentType
@@ -143,23 +145,31 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     /// A snapshot of a request given as method, URL, header fields and body bytes (as sent:
     /// gzip-compressed when `Content-Encoding` says so).
     /// - Parameters:
+    ///   - method: the HTTP method.
+    ///   - url: the request's URL (or path).
+    ///   - headers: the header fields, in order.
+    ///   - body: the body bytes as sent.
     ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
     ///   - contentLimit: parts larger than this keep only size and SHA-256.
     ///   - maximumInflatedSize: the most bytes a gzip body may inflate to (``maximumInflatedSize``).
     /// - Throws: ``FormSnapshotError/malformedBody(_:)`` when the body is not what the headers say,
     ///   or inflates past `maximumInflatedSize`.
-    public init(method: String, url: String, headers: [ReceivedHeader], body: Data,
-                ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
-                contentLimit: Int = FormSnapshot.defaultContentLimit,
-                maximumInflatedSize: Int = FormSnapshot.maximumInflatedSize) throws(FormSnapshotError) {
+    public init(
+        method: String, url: String, headers: [ReceivedHeader], body: Data,
+        ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
+        contentLimit: Int = FormSnapshot.defaultContentLimit,
+        maximumInflatedSize: Int = FormSnapshot.maximumInflatedSize
+    ) throws(FormSnapshotError) {
         func value(_ name: String) -> String? {
             let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
             return values.isEmpty ? nil : values.joined(separator: ", ")
         }
         if let declared = value("Content-Length"), value("Transfer-Encoding") == nil {
             guard let length = Int(declared.trimmingCharacters(in: .whitespaces)), length == body.count else {
-                throw .malformedBody(FormParseError(offset: body.count,
-                                                    reason: "Content-Length says \(declared) bytes but the body has \(body.count)"))
+                throw .malformedBody(
+                    FormParseError(
+                        offset: body.count,
+                        reason: "Content-Length says \(declared) bytes but the body has \(body.count)"))
             }
         }
         var body = body
@@ -183,7 +193,9 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         mediaType = media
         for (name, parameterValue) in Self.rawParameters(of: contentType) {
-            if name.lowercased() == "boundary" { boundary = parameterValue } else {
+            if name.lowercased() == "boundary" {
+                boundary = parameterValue
+            } else {
                 contentTypeParameters.append(ReceivedHeader(name: name, value: parameterValue))
             }
         }
@@ -198,19 +210,23 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         let parsed: [ParsedPart]
         do { parsed = try FormBodyParser.parseParts(body, contentType: contentType) } catch { throw .malformedBody(error) }
         parts = parsed.map { part in
-            Part(name: part.name, fileName: part.fileName, contentType: part.header("Content-Type"),
-                 otherHeaders: part.headers.filter {
-                     !["content-disposition", "content-type"].contains($0.name.lowercased())
-                 },
-                 content: part.content, contentLimit: contentLimit)
+            Part(
+                name: part.name, fileName: part.fileName, contentType: part.header("Content-Type"),
+                otherHeaders: part.headers.filter {
+                    !["content-disposition", "content-type"].contains($0.name.lowercased())
+                },
+                content: part.content, contentLimit: contentLimit)
         }
     }
 
     /// A snapshot of a raw capture (what `formdata serve --record` writes).
-    public init(capture: RawHTTPRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
-                contentLimit: Int = FormSnapshot.defaultContentLimit) throws(FormSnapshotError) {
-        try self.init(method: capture.method, url: capture.url, headers: capture.headers, body: capture.body,
-                      ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
+    public init(
+        capture: RawHTTPRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
+        contentLimit: Int = FormSnapshot.defaultContentLimit
+    ) throws(FormSnapshotError) {
+        try self.init(
+            method: capture.method, url: capture.url, headers: capture.headers, body: capture.body,
+            ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
     }
 
     /// A snapshot of the raw HTTP request file at `path`.
@@ -229,8 +245,10 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     /// A snapshot of what `request` sends, whatever its transport: it builds the body if needed
     /// and reads it from its parts (or its compressed form), spooling nothing; the headers are ``FormDataRequest/requestHeaders`` plus
     /// the pre-emptive `Authorization: Basic` that ``FormDataRequest/username`` adds when sent.
-    public init(_ request: FormDataRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
-                contentLimit: Int = FormSnapshot.defaultContentLimit) throws(FormSnapshotError) {
+    public init(
+        _ request: FormDataRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
+        contentLimit: Int = FormSnapshot.defaultContentLimit
+    ) throws(FormSnapshotError) {
         do { try request.buildPostBody() } catch let error as FormDataError { throw .buildFailed(error) } catch {
             throw .streamFailed(reason: "\(error)")
         }
@@ -248,20 +266,24 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         }
         var headers = request.requestHeaders.sorted { $0.key < $1.key }.map { ReceivedHeader(name: $0.key, value: $0.value) }
         if let username = request.username,
-            !headers.contains(where: { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame }) {
+            !headers.contains(where: { $0.name.caseInsensitiveCompare("Authorization") == .orderedSame })
+        {
             let token = Data("\(username):\(request.password ?? "")".utf8).base64EncodedString()
             headers.append(ReceivedHeader(name: "Authorization", value: "Basic \(token)"))
         }
-        try self.init(method: request.requestMethod, url: request.url.absoluteString, headers: headers, body: body,
-                      ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
+        try self.init(
+            method: request.requestMethod, url: request.url.absoluteString, headers: headers, body: body,
+            ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
     }
 
     /// A snapshot of `request`: its `httpBody`, else the file at `bodyFile` (the file
     /// `writingStreamContentsToFile` wrote), else its `httpBodyStream` — read from a copy when
     /// the stream conforms to `NSCopying` (FormDataKitAF's `AFMultipartBodyStream` does), so the
     /// request can still be sent; otherwise the stream is read and used up.
-    public init(_ request: URLRequest, bodyFile: URL? = nil, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
-                contentLimit: Int = FormSnapshot.defaultContentLimit) throws(FormSnapshotError) {
+    public init(
+        _ request: URLRequest, bodyFile: URL? = nil, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
+        contentLimit: Int = FormSnapshot.defaultContentLimit
+    ) throws(FormSnapshotError) {
         var body = Data()
         if let data = request.httpBody, !data.isEmpty || (bodyFile == nil && request.httpBodyStream == nil) {
             body = data
@@ -274,8 +296,9 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
             body = try Self.drain(source)
         }
         let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { ReceivedHeader(name: $0.key, value: $0.value) }
-        try self.init(method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "", headers: headers, body: body,
-                      ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
+        try self.init(
+            method: request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "", headers: headers, body: body,
+            ignoringHeaders: ignoringHeaders, contentLimit: contentLimit)
     }
 
     // MARK: - Helpers
@@ -298,7 +321,10 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         var out = Data()
         var exceeded = false
         try inflater.feed(data, offset: 0) { chunk in
-            guard !exceeded, out.count + chunk.count <= limit else { exceeded = true; return }
+            guard !exceeded, out.count + chunk.count <= limit else {
+                exceeded = true
+                return
+            }
             out.append(contentsOf: chunk)
         }
         if exceeded {

@@ -89,7 +89,8 @@ extension FormSnapshot {
         let leftHeaders = Self.grouped(headers)
         let rightHeaders = Self.grouped(other.headers)
         for key in Set(leftHeaders.keys).union(rightHeaders.keys).sorted() {
-            let left = leftHeaders[key], right = rightHeaders[key]
+            let left = leftHeaders[key]
+            let right = rightHeaders[key]
             let label = "header \(left?.name ?? right?.name ?? key)"
             if left?.value != right?.value {
                 note(label, show(left?.value), show(right?.value))
@@ -109,7 +110,8 @@ extension FormSnapshot {
         let leftParameters = Self.grouped(contentTypeParameters).filter { !(ignoreCharset && $0.key == "charset") }
         let rightParameters = Self.grouped(other.contentTypeParameters).filter { !(ignoreCharset && $0.key == "charset") }
         for key in Set(leftParameters.keys).union(rightParameters.keys).sorted() {
-            let left = leftParameters[key], right = rightParameters[key]
+            let left = leftParameters[key]
+            let right = rightParameters[key]
             let ignoreValueCase = key == "charset" && caseless
             if !same(left?.value, right?.value, ignoringCase: ignoreValueCase) {
                 note("content type parameter \(key)", show(left?.value), show(right?.value))
@@ -129,11 +131,13 @@ extension FormSnapshot {
             let leftByName = Dictionary(grouping: parts.enumerated(), by: { $0.element.name })
             let rightByName = Dictionary(grouping: other.parts.enumerated(), by: { $0.element.name })
             for name in Set(leftByName.keys).union(rightByName.keys).sorted() {
-                let left = leftByName[name] ?? [], right = rightByName[name] ?? []
+                let left = leftByName[name] ?? []
+                let right = rightByName[name] ?? []
                 for index in 0..<max(left.count, right.count) {
                     let label = "part \(name.debugDescription)" + (max(left.count, right.count) > 1 ? " #\(index + 1)" : "")
-                    comparePart(index < left.count ? left[index].element : nil, index < right.count ? right[index].element : nil,
-                                label: label, tolerance: tolerance, note: note)
+                    comparePart(
+                        index < left.count ? left[index].element : nil, index < right.count ? right[index].element : nil,
+                        label: label, tolerance: tolerance, note: note)
                 }
             }
         } else {
@@ -147,8 +151,10 @@ extension FormSnapshot {
         return out
     }
 
-    private func comparePart(_ left: Part?, _ right: Part?, label: String, tolerance: FormSnapshotTolerance,
-                             note: (String, String, String) -> Void) {
+    private func comparePart(
+        _ left: Part?, _ right: Part?, label: String, tolerance: FormSnapshotTolerance,
+        note: (String, String, String) -> Void
+    ) {
         guard let left, let right else {
             note(label, left.map(Self.describe) ?? "(missing)", right.map(Self.describe) ?? "(missing)")
             return
@@ -163,10 +169,15 @@ extension FormSnapshot {
         let leftType = Self.contentType(left.contentType, tolerance: tolerance)
         let rightType = Self.contentType(right.contentType, tolerance: tolerance)
         if leftType != rightType { note("\(label) content type", show(left.contentType), show(right.contentType)) }
-        let leftOther = left.otherHeaders.map { tolerance.contains(.headerCase) ? "\($0.name.lowercased()): \($0.value)" : "\($0.name): \($0.value)" }
-        let rightOther = right.otherHeaders.map { tolerance.contains(.headerCase) ? "\($0.name.lowercased()): \($0.value)" : "\($0.name): \($0.value)" }
+        let leftOther = left.otherHeaders.map {
+            tolerance.contains(.headerCase) ? "\($0.name.lowercased()): \($0.value)" : "\($0.name): \($0.value)"
+        }
+        let rightOther = right.otherHeaders.map {
+            tolerance.contains(.headerCase) ? "\($0.name.lowercased()): \($0.value)" : "\($0.name): \($0.value)"
+        }
         if leftOther != rightOther {
-            note("\(label) headers", leftOther.joined(separator: "; ").debugDescription, rightOther.joined(separator: "; ").debugDescription)
+            note(
+                "\(label) headers", leftOther.joined(separator: "; ").debugDescription, rightOther.joined(separator: "; ").debugDescription)
         }
         if left.sha256 != right.sha256 || left.size != right.size {
             var rhs = Self.summary(right)
@@ -185,8 +196,10 @@ extension FormSnapshot {
 
     /// A readable report of the differences (one per line, each side labelled), or
     /// `equivalent` when there are none.
-    public func diffReport(against other: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
-                           labels: (String, String) = ("A", "B")) -> String {
+    public func diffReport(
+        against other: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
+        labels: (String, String) = ("A", "B")
+    ) -> String {
         let found = differences(from: other, tolerating: tolerance)
         if found.isEmpty { return "equivalent" }
         var lines = ["\(found.count) difference\(found.count == 1 ? "" : "s") (\(labels.0) ≠ \(labels.1)):"]

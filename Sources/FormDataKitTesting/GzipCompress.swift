@@ -7,7 +7,10 @@ enum GzipCompress {
     static func compress(_ data: Data) -> Data {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        defer { stream.deinitialize(count: 1); stream.deallocate() }
+        defer {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+        }
         guard czlib_deflateInit2(stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK else { return Data() }
         defer { deflateEnd(stream) }
         let capacity = Int(deflateBound(stream, uLong(data.count))) + 32

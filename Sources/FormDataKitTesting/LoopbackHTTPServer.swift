@@ -164,7 +164,7 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
                 if errno == EINTR || errno == ECONNABORTED { continue }
-                return // shut down (or broken): stop accepting
+                return  // shut down (or broken): stop accepting
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             lock.lock()
@@ -235,10 +235,11 @@ package final class LoopbackHTTPServer: @unchecked Sendable {
                 response = try handler(request, body)
                 try body.drain()
             } catch {
-                return // the body broke off (or the handler gave up): nothing to answer
+                return  // the body broke off (or the handler gave up): nothing to answer
             }
             let connectionHeader = request.header("Connection")?.lowercased() ?? ""
-            let closing = connectionHeader.contains("close")
+            let closing =
+                connectionHeader.contains("close")
                 || (request.version == "HTTP/1.0" && !connectionHeader.contains("keep-alive"))
             guard write(fd, response, close: closing), !closing else { return }
         }
@@ -451,7 +452,7 @@ package final class BodyReader {
                     throw Malformed(description: "bad chunk size line \(line.debugDescription)")
                 }
                 if size == 0 {
-                    while try !connection.readLine().isEmpty {} // trailers
+                    while try !connection.readLine().isEmpty {}  // trailers
                     finished = true
                     return nil
                 }

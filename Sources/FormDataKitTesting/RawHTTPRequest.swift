@@ -80,8 +80,10 @@ public struct RawHTTPRequest: Sendable, Equatable {
             else {
                 throw FormParseError(offset: line.offset, reason: "Bad header line: \(line.text.debugDescription)")
             }
-            headers.append(ReceivedHeader(name: String(line.text[..<colon]),
-                                          value: line.text[line.text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                ReceivedHeader(
+                    name: String(line.text[..<colon]),
+                    value: line.text[line.text.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         let bodyStart = headEnd + 4
         let rest = bytes.count - bodyStart
@@ -93,8 +95,9 @@ public struct RawHTTPRequest: Sendable, Equatable {
                 throw FormParseError(offset: bodyStart, reason: "Bad Content-Length: \(declared)")
             }
             guard length == rest else {
-                throw FormParseError(offset: bodyStart + min(length, rest),
-                                     reason: "Content-Length says \(length) bytes but the capture has \(rest) after the head")
+                throw FormParseError(
+                    offset: bodyStart + min(length, rest),
+                    reason: "Content-Length says \(length) bytes but the capture has \(rest) after the head")
             }
             body = Data(bytes[bodyStart...])
         } else {
@@ -123,7 +126,8 @@ public struct RawHTTPRequest: Sendable, Equatable {
             guard let lineEnd = FormBodyParser.find([13, 10], in: bytes, from: position) else {
                 throw FormParseError(offset: position, reason: "Chunk size line is not terminated")
             }
-            let sizeText = String(decoding: bytes[position..<lineEnd], as: UTF8.self)
+            let sizeText =
+                String(decoding: bytes[position..<lineEnd], as: UTF8.self)
                 .split(separator: ";", omittingEmptySubsequences: false).first
                 .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \t")) } ?? ""
             guard let size = chunkSize(sizeText) else {
@@ -141,11 +145,15 @@ public struct RawHTTPRequest: Sendable, Equatable {
                 }
                 return out
             }
-            let available = bytes.count - position // position <= bytes.count: it is just past a CRLF
+            let available = bytes.count - position  // position <= bytes.count: it is just past a CRLF
             guard size <= available, available - size >= 2 else {
-                throw FormParseError(offset: bytes.count, reason: "Chunk of \(size) bytes (0x\(String(size, radix: 16))) is truncated: the capture has \(available) bytes left after its size line")
+                throw FormParseError(
+                    offset: bytes.count,
+                    reason:
+                        "Chunk of \(size) bytes (0x\(String(size, radix: 16))) is truncated: the capture has \(available) bytes left after its size line"
+                )
             }
-            let chunkEnd = position + size // cannot overflow: size <= available
+            let chunkEnd = position + size  // cannot overflow: size <= available
             guard bytes[chunkEnd] == 13, bytes[chunkEnd + 1] == 10 else {
                 throw FormParseError(offset: chunkEnd, reason: "Chunk of \(size) bytes is not followed by CRLF")
             }
@@ -157,8 +165,10 @@ public struct RawHTTPRequest: Sendable, Equatable {
     /// The value of a chunk-size (hex digits only, no sign, no `0x`); nil when it is not one or
     /// does not fit an `Int`.
     static func chunkSize(_ text: String) -> Int? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
-        return Int(text, radix: 16) // nil on overflow
+        guard !text.isEmpty,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) })
+        else { return nil }
+        return Int(text, radix: 16)  // nil on overflow
     }
 
     /// The request head: request line, header fields, empty line.

@@ -51,8 +51,9 @@ extension FormParseError: Codable {
     /// Decodes `{"offset": N, "reason": "…"}`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(offset: try container.decode(Int.self, forKey: .offset),
-                  reason: try container.decode(String.self, forKey: .reason))
+        self.init(
+            offset: try container.decode(Int.self, forKey: .offset),
+            reason: try container.decode(String.self, forKey: .reason))
     }
 
     /// Encodes `{"offset": N, "reason": "…"}`.
@@ -76,7 +77,9 @@ extension ReceivedRequest {
         if let form {
             for field in form.fields { lines.append("  field \(field.name.debugDescription) = \(field.value.debugDescription)") }
             for file in form.files {
-                lines.append("  file  \(file.name.debugDescription): \(file.fileName.debugDescription), \(file.contentType ?? "no type"), \(file.size) bytes, sha256 \(file.sha256)")
+                lines.append(
+                    "  file  \(file.name.debugDescription): \(file.fileName.debugDescription), \(file.contentType ?? "no type"), \(file.size) bytes, sha256 \(file.sha256)"
+                )
             }
         }
         if let parseError { lines.append("  parse error: \(parseError)") }

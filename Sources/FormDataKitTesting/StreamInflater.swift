@@ -47,7 +47,10 @@ final class StreamInflater {
                 let code = inflate(stream, Z_NO_FLUSH)
                 let produced = bufferSize - Int(stream.pointee.avail_out)
                 if produced > 0 { sink(UnsafeRawBufferPointer(start: buffer, count: produced)) }
-                if code == Z_STREAM_END { isFinished = true; continue }
+                if code == Z_STREAM_END {
+                    isFinished = true
+                    continue
+                }
                 if code == Z_BUF_ERROR && stream.pointee.avail_in == 0 { break }
                 if code != Z_OK {
                     let consumed = input.count - Int(stream.pointee.avail_in)

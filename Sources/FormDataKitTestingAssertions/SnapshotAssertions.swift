@@ -13,11 +13,14 @@ import Testing
 /// ```swift
 /// assertEquivalent(try FormSnapshot(newRequest), try FormSnapshot(contentsOfCapture: legacyCapture))
 /// ```
-public func assertEquivalent(_ lhs: @autoclosure () throws -> FormSnapshot, _ rhs: @autoclosure () throws -> FormSnapshot,
-                             tolerating tolerance: FormSnapshotTolerance = .default,
-                             file: StaticString = #filePath, line: UInt = #line) {
+public func assertEquivalent(
+    _ lhs: @autoclosure () throws -> FormSnapshot, _ rhs: @autoclosure () throws -> FormSnapshot,
+    tolerating tolerance: FormSnapshotTolerance = .default,
+    file: StaticString = #filePath, line: UInt = #line
+) {
     do {
-        let left = try lhs(), right = try rhs()
+        let left = try lhs()
+        let right = try rhs()
         let report = left.diffReport(against: right, tolerating: tolerance)
         if report != "equivalent" { XCTFail(report, file: file, line: line) }
     } catch {
@@ -31,8 +34,10 @@ public func assertEquivalent(_ lhs: @autoclosure () throws -> FormSnapshot, _ rh
 /// boundary may differ). Use it in `#expect(snapshotsMatch(a, b))`; when they differ inside a
 /// test, an issue with the field-by-field differences is recorded as well, so the failure says
 /// what differs.
-public func snapshotsMatch(_ lhs: FormSnapshot, _ rhs: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
-                           sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+public func snapshotsMatch(
+    _ lhs: FormSnapshot, _ rhs: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> Bool {
     let report = lhs.diffReport(against: rhs, tolerating: tolerance)
     guard report != "equivalent" else { return true }
     if Test.current != nil { Issue.record(Comment(rawValue: report), sourceLocation: sourceLocation) }

@@ -56,8 +56,8 @@ enum GzipChildren {
     /// Fails unless the request's compressed temporary file is exactly `postLength` bytes.
     private static func checkCompressedFile(of request: FormDataRequest) throws {
         guard let path = request.compressedPostBodyFilePath,
-              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
-              size == request.postLength
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
+            size == request.postLength
         else { throw ChildError.failed("compressed size does not match postLength") }
     }
 }

@@ -8,8 +8,8 @@ enum SpoolChild {
         let request = try W3Form.request(files: files)
         try request.buildPostBody()
         guard let path = request.postBodyFilePath,
-              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
-              size == request.postLength
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? UInt64,
+            size == request.postLength
         else { throw ChildError.failed("spooled size does not match postLength") }
     }
 }

@@ -27,7 +27,8 @@ func runMeasured(_ arguments: [String], stdoutPath: String? = nil) -> ChildResul
         defer { unlink(report) }
         var result = spawnAndWait(["/usr/bin/time", "-f", "%M", "-o", report] + arguments, stdoutPath: stdoutPath)
         if let text = try? String(contentsOfFile: report, encoding: .utf8),
-           let kib = text.split(separator: "\n").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            let kib = text.split(separator: "\n").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+        {
             result.peakRSSKiB = kib
         }
         return result

@@ -27,30 +27,39 @@ enum ConcurrentWorkload {
         let hasCurl = toolExists("curl") && toolExists("bash")
         let total = uploads * fileBytes
         func row(_ tool: String, _ note: String) -> ResultRow {
-            ResultRow(workload: workload, tool: tool, bytes: total, seconds: [], peakRSSKiB: 0, note: note,
-                      reference: hasCurl ? "\(uploads)× \(reference)" : nil)
+            ResultRow(
+                workload: workload, tool: tool, bytes: total, seconds: [], peakRSSKiB: 0, note: note,
+                reference: hasCurl ? "\(uploads)× \(reference)" : nil)
         }
         var cases = [
-            MeasuredCase(row: row("FormDataKit curl (one CurlTransport())",
-                                  "one process, one transport, \(uploads) `try await request.start()` in a TaskGroup; wall time incl. start-up"),
-                         timing: .wallClock, command: [selfPath, "--child", "concurrent", "curl", url, String(uploads), file],
-                         requests: uploads),
-            MeasuredCase(row: row("FormDataKit AsyncHTTPClient (.shared)",
-                                  "as above, AsyncHTTPClientTransport.shared (its pool's own per-host connection limit applies)"),
-                         timing: .wallClock, command: [selfPath, "--child", "concurrent", "asynchttpclient", url, String(uploads), file],
-                         requests: uploads),
+            MeasuredCase(
+                row: row(
+                    "FormDataKit curl (one CurlTransport())",
+                    "one process, one transport, \(uploads) `try await request.start()` in a TaskGroup; wall time incl. start-up"),
+                timing: .wallClock, command: [selfPath, "--child", "concurrent", "curl", url, String(uploads), file],
+                requests: uploads),
+            MeasuredCase(
+                row: row(
+                    "FormDataKit AsyncHTTPClient (.shared)",
+                    "as above, AsyncHTTPClientTransport.shared (its pool's own per-host connection limit applies)"),
+                timing: .wallClock, command: [selfPath, "--child", "concurrent", "asynchttpclient", url, String(uploads), file],
+                requests: uploads),
         ]
         if hasCurl {
-            cases.append(MeasuredCase(
-                row: row("\(uploads)× \(reference)",
-                         "ref; \(uploads) curl processes started together by one bash, Expect: 100-continue (answered); peak RSS: the largest single process"),
-                timing: .wallClock, command: ["bash", "-c", curlScript, "concurrent-curl", url, file, String(uploads), ""],
-                requests: uploads))
+            cases.append(
+                MeasuredCase(
+                    row: row(
+                        "\(uploads)× \(reference)",
+                        "ref; \(uploads) curl processes started together by one bash, Expect: 100-continue (answered); peak RSS: the largest single process"
+                    ),
+                    timing: .wallClock, command: ["bash", "-c", curlScript, "concurrent-curl", url, file, String(uploads), ""],
+                    requests: uploads))
         }
         for _ in 0..<runs {
             for index in cases.indices where !cases[index].failed {
-                cases[index].measure(receiver: receiver, bodyBytesAbove: fileBytes,
-                                     stdoutPath: "\(directory.path)/concurrent-stdout", failures: &report.failures)
+                cases[index].measure(
+                    receiver: receiver, bodyBytesAbove: fileBytes,
+                    stdoutPath: "\(directory.path)/concurrent-stdout", failures: &report.failures)
             }
         }
         // The sum of the curl processes' peak RSS, from one more (untimed) run with each curl
@@ -61,13 +70,15 @@ enum ConcurrentWorkload {
             try FileManager.default.createDirectory(atPath: rssDirectory, withIntermediateDirectories: true)
             receiver.reset()
             let result = runMeasured(["bash", "-c", curlScript, "concurrent-curl", url, file, String(uploads), rssDirectory])
-            let kib = (try? FileManager.default.contentsOfDirectory(atPath: rssDirectory))?.compactMap { name -> Int? in
-                let text = try? String(contentsOfFile: "\(rssDirectory)/\(name)", encoding: .utf8)
-                return text?.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            } ?? []
+            let kib =
+                (try? FileManager.default.contentsOfDirectory(atPath: rssDirectory))?.compactMap { name -> Int? in
+                    let text = try? String(contentsOfFile: "\(rssDirectory)/\(name)", encoding: .utf8)
+                    return text?.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                } ?? []
             if result.status == 0, kib.count == uploads {
-                cases[index].row.note += String(format: "; sum of the %d processes' peak RSS: %.1f MiB (one extra run; shared library pages counted in each)",
-                                                uploads, Double(kib.reduce(0, +)) / 1024)
+                cases[index].row.note += String(
+                    format: "; sum of the %d processes' peak RSS: %.1f MiB (one extra run; shared library pages counted in each)",
+                    uploads, Double(kib.reduce(0, +)) / 1024)
             } else {
                 cases[index].row.note += "; sum of peak RSS: not measured (exit \(result.status), \(kib.count) reports)"
             }
@@ -127,7 +138,8 @@ enum ConcurrentWorkload {
             }
         }
         guard failures.isEmpty else {
-            throw BenchError.childFailed("\(failures.count) of \(count) uploads failed; first: \(failures.prefix(3).joined(separator: "; "))")
+            throw BenchError.childFailed(
+                "\(failures.count) of \(count) uploads failed; first: \(failures.prefix(3).joined(separator: "; "))")
         }
     }
 }

@@ -8,7 +8,10 @@ enum FieldsWorkload {
 
     /// Deterministic fields: ~20-byte values mixing ASCII, reserved characters and non-ASCII.
     static func makeFields(count: Int) -> [[String]] {
-        let pieces = ["a", "b", "c", "x", "y", "z", "0", "7", " ", "&", "=", "+", "%", "/", "?", "#", "é", "€", "日", "😀", "-", "_", ".", "~", "\r\n", "--"]
+        let pieces = [
+            "a", "b", "c", "x", "y", "z", "0", "7", " ", "&", "=", "+", "%", "/", "?", "#", "é", "€", "日", "😀", "-", "_", ".", "~", "\r\n",
+            "--",
+        ]
         var state: UInt64 = 0x5EED
         func next(_ bound: Int) -> Int {
             state = state &* 6364136223846793005 &+ 1442695040888963407
@@ -32,17 +35,24 @@ enum FieldsWorkload {
             var tools: [(String, [String])] = [("FormDataKit FormDataRequest", [childPath, workload, fieldsPath, String(iterations)])]
             let pythonTools = workload == "w1" ? ["urlencode"] : ["urllib3", "toolbelt"]
             for tool in pythonTools {
-                tools.append(("Python \(tool == "urlencode" ? "urllib.parse.urlencode" : tool == "urllib3" ? "urllib3.encode_multipart_formdata" : "requests-toolbelt MultipartEncoder")",
-                              ["python3", script, tool, workload, fieldsPath, String(iterations)]))
+                tools.append(
+                    (
+                        "Python \(tool == "urlencode" ? "urllib.parse.urlencode" : tool == "urllib3" ? "urllib3.encode_multipart_formdata" : "requests-toolbelt MultipartEncoder")",
+                        ["python3", script, tool, workload, fieldsPath, String(iterations)]
+                    ))
             }
             for (name, command) in tools {
-                var row = ResultRow(workload: label, tool: name, bytes: 0, seconds: [], peakRSSKiB: 0,
-                                    note: "in-process median of \(iterations) builds")
+                var row = ResultRow(
+                    workload: label, tool: name, bytes: 0, seconds: [], peakRSSKiB: 0,
+                    note: "in-process median of \(iterations) builds")
                 var skipped = false
                 for _ in 0..<runs {
                     let out = "\(directory.path)/child-out"
                     let result = runMeasured(command, stdoutPath: out)
-                    if result.status == 3 { skipped = true; break }
+                    if result.status == 3 {
+                        skipped = true
+                        break
+                    }
                     guard result.status == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
                         throw BenchError.childFailed("\(name) exited \(result.status)")
                     }

@@ -24,12 +24,17 @@ enum GzipWorkload {
 
         let adaptiveName = "W6 gzip image/jpeg random \(totalMiB) MiB"
         var cases: [(row: ResultRow, command: [String])] = []
-        for (label, adaptive, threads) in [("adaptive (stored), automatic threads", "1", "0"),
-                                           ("adaptive off, level 6, automatic threads", "0", "0"),
-                                           ("adaptive (stored), 1 thread", "1", "1"),
-                                           ("adaptive off, level 6, 1 thread", "0", "1")] {
-            cases.append((ResultRow(workload: adaptiveName, tool: "FormDataKit \(label)", bytes: size, seconds: []),
-                          [childPath, "gzip", "file", "6", adaptive, "image/jpeg", threads, random]))
+        for (label, adaptive, threads) in [
+            ("adaptive (stored), automatic threads", "1", "0"),
+            ("adaptive off, level 6, automatic threads", "0", "0"),
+            ("adaptive (stored), 1 thread", "1", "1"),
+            ("adaptive off, level 6, 1 thread", "0", "1"),
+        ] {
+            cases.append(
+                (
+                    ResultRow(workload: adaptiveName, tool: "FormDataKit \(label)", bytes: size, seconds: []),
+                    [childPath, "gzip", "file", "6", adaptive, "image/jpeg", threads, random]
+                ))
         }
         var cpu = [[Double]](repeating: [], count: cases.count)
         for _ in 0..<runs {
@@ -40,7 +45,8 @@ enum GzipWorkload {
         // The RSS case: a 4× body (1 GiB by default) through FormDataRequest, compressed to disk.
         let bigMiB = totalMiB * 4
         let big = try generateMixed(in: directory, size: bigMiB << 20, name: "gzip-big.bin")
-        var request = ResultRow(workload: "gzip request \(bigMiB) MiB mixed", tool: "FormDataKit FormDataRequest L6", bytes: bigMiB << 20, seconds: [])
+        var request = ResultRow(
+            workload: "gzip request \(bigMiB) MiB mixed", tool: "FormDataKit FormDataRequest L6", bytes: bigMiB << 20, seconds: [])
         measure(&request, [childPath, "gzip-request", big])
         request.note = "1 run; shouldCompressRequestBody, 10 fields + the file, automatic threads"
         rows.append(request)

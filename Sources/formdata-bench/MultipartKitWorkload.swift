@@ -18,8 +18,11 @@ enum MultipartKitWorkload {
     static func run(quick: Bool, w3MiB: Int, runs: Int, in directory: WorkloadDirectory) throws -> [ResultRow] {
         let peer = peerPath
         guard FileManager.default.isExecutableFile(atPath: peer) else {
-            return [ResultRow(workload: "W2/W3 multipart-kit", tool: "vapor/multipart-kit 4.7.1", bytes: 0, seconds: [],
-                              note: "skipped: peer not built (swift build -c release --package-path Benchmarks/peers/multipart-kit-peer)")]
+            return [
+                ResultRow(
+                    workload: "W2/W3 multipart-kit", tool: "vapor/multipart-kit 4.7.1", bytes: 0, seconds: [],
+                    note: "skipped: peer not built (swift build -c release --package-path Benchmarks/peers/multipart-kit-peer)")
+            ]
         }
         var rows: [ResultRow] = []
 
@@ -43,10 +46,12 @@ enum MultipartKitWorkload {
         let files = try W3Files.generate(totalMiB: w3MiB, in: directory)
         let w3 = "W3 \(w3MiB) MiB to a file (multipart-kit pair)"
         let total = w3MiB << 20
-        var spool = ResultRow(workload: w3, tool: "FormDataKit buildPostBody (spool)", bytes: total, seconds: [],
-                              note: "whole process; streams the files")
-        var serializer = ResultRow(workload: w3, tool: "vapor/multipart-kit MultipartSerializer → file", bytes: total, seconds: [],
-                                   note: "whole process; its API holds the files and the body in memory")
+        var spool = ResultRow(
+            workload: w3, tool: "FormDataKit buildPostBody (spool)", bytes: total, seconds: [],
+            note: "whole process; streams the files")
+        var serializer = ResultRow(
+            workload: w3, tool: "vapor/multipart-kit MultipartSerializer → file", bytes: total, seconds: [],
+            note: "whole process; its API holds the files and the body in memory")
         for _ in 0..<runs {
             wholeProcess(&spool, [childPath, "spool"] + files)
             wholeProcess(&serializer, [peer, "w3", out] + files)

@@ -32,22 +32,32 @@ struct Report {
     var machine: [String] = []
 
     func markdown() -> String {
-        var lines = ["## \(title)", ""] + (machine.isEmpty ? [] : machine.map { "- \($0)" } + [""]) + [
-                     "| workload | tool | bytes | median s (runs) | MB/s | peak RSS MiB | FormDataKit ÷ this | this ÷ ref | note |",
-                     "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+        var lines =
+            ["## \(title)", ""] + (machine.isEmpty ? [] : machine.map { "- \($0)" } + [""]) + [
+                "| workload | tool | bytes | median s (runs) | MB/s | peak RSS MiB | FormDataKit ÷ this | this ÷ ref | note |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---|",
+            ]
         for row in rows {
             let ours = rows.first { $0.workload == row.workload && $0.tool.hasPrefix("FormDataKit") }
-            let ratio = ours.map { row.megabytesPerSecond > 0 ? String(format: "%.2f×", $0.megabytesPerSecond / row.megabytesPerSecond) : "–" } ?? "–"
+            let ratio =
+                ours.map { row.megabytesPerSecond > 0 ? String(format: "%.2f×", $0.megabytesPerSecond / row.megabytesPerSecond) : "–" }
+                ?? "–"
             let reference = row.reference.flatMap { tool in rows.first { $0.workload == row.workload && $0.tool == tool } }
-            let referenceRatio = reference.map {
-                row.megabytesPerSecond > 0 && $0.megabytesPerSecond > 0
-                    ? String(format: "%.2f×", row.megabytesPerSecond / $0.megabytesPerSecond) : "–"
-            } ?? "–"
+            let referenceRatio =
+                reference.map {
+                    row.megabytesPerSecond > 0 && $0.megabytesPerSecond > 0
+                        ? String(format: "%.2f×", row.megabytesPerSecond / $0.megabytesPerSecond) : "–"
+                } ?? "–"
             let rss = row.peakRSSKiB.map { String(format: "%.1f", Double($0) / 1024) } ?? "–"
-            lines.append("| \(row.workload) | \(row.tool) | \(row.bytes) | \(String(format: row.medianSeconds < 0.01 ? "%.5f" : "%.3f", row.medianSeconds)) (\(row.seconds.count)) | \(String(format: "%.1f", row.megabytesPerSecond)) | \(rss) | \(ratio) | \(referenceRatio) | \(row.note) |")
+            lines.append(
+                "| \(row.workload) | \(row.tool) | \(row.bytes) | \(String(format: row.medianSeconds < 0.01 ? "%.5f" : "%.3f", row.medianSeconds)) (\(row.seconds.count)) | \(String(format: "%.1f", row.megabytesPerSecond)) | \(rss) | \(ratio) | \(referenceRatio) | \(row.note) |"
+            )
         }
         if rows.contains(where: { $0.reference != nil }) {
-            lines += ["", "this ÷ ref: the row's MB/s ÷ the MB/s of its workload's reference row (named in the reference row's note), measured in the same run; above 1× is faster than the reference."]
+            lines += [
+                "",
+                "this ÷ ref: the row's MB/s ÷ the MB/s of its workload's reference row (named in the reference row's note), measured in the same run; above 1× is faster than the reference.",
+            ]
         }
         if !checks.isEmpty { lines += [""] + checks.map { "- \($0)" } }
         if !failures.isEmpty { lines += ["", "FAILED:"] + failures.map { "- \($0)" } }
@@ -57,8 +67,10 @@ struct Report {
     /// The rows as JSON for `Benchmarks/chart.py`: workload, tool, median MB/s, peak RSS.
     func chartJSON() throws -> Data {
         let entries: [[String: Any]] = rows.map {
-            ["workload": $0.workload, "tool": $0.tool, "mbps": $0.megabytesPerSecond,
-             "rss_mib": $0.peakRSSKiB.map { Double($0) / 1024 } ?? 0]
+            [
+                "workload": $0.workload, "tool": $0.tool, "mbps": $0.megabytesPerSecond,
+                "rss_mib": $0.peakRSSKiB.map { Double($0) / 1024 } ?? 0,
+            ]
         }
         return try JSONSerialization.data(withJSONObject: entries, options: [.prettyPrinted, .sortedKeys])
     }

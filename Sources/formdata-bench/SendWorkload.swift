@@ -67,22 +67,26 @@ enum SendWorkload {
         for size in sizes(mainMiB: totalMiB) {
             let parts = [size.bytes / 2, size.bytes / 3, size.bytes - size.bytes / 2 - size.bytes / 3]
             let files = try parts.enumerated().map { index, bytes in
-                try directory.generate("w5-\(size.bytes)-\(index).\(index == 2 ? "txt" : "bin")", size: bytes,
-                                       seed: UInt64(index + 5), text: index == 2)
+                try directory.generate(
+                    "w5-\(size.bytes)-\(index).\(index == 2 ? "txt" : "bin")", size: bytes,
+                    seed: UInt64(index + 5), text: index == 2)
             }
             let timing: MeasuredCase.Timing = size.sends == 1 ? .wallClock : .childClock(sends: size.sends)
             let repeatArguments = size.sends == 1 ? [] : ["--repeat", String(size.sends)]
             func row(_ tool: String, _ note: String, _ timing: MeasuredCase.Timing) -> ResultRow {
-                ResultRow(workload: size.workload, tool: tool, bytes: size.bytes, seconds: [], peakRSSKiB: 0,
-                          note: note + timing.note, reference: hasCurl ? reference : nil)
+                ResultRow(
+                    workload: size.workload, tool: tool, bytes: size.bytes, seconds: [], peakRSSKiB: 0,
+                    note: note + timing.note, reference: hasCurl ? reference : nil)
             }
             for (tool, transport, note) in [
                 (curlTransportTool, "curl", "CurlTransport.shared: build + send, streamed from the parts (no temp file), no Expect"),
                 ("FormDataKit AsyncHTTPClient", "asynchttpclient", "build + send, streamed (no temp file)"),
                 ("FormDataKit URLSession", "urlsession", "build (spool) + send (from memory up to 8 MiB, else uploadTask(fromFile:))"),
             ] {
-                cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
-                                          command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
+                cases.append(
+                    MeasuredCase(
+                        row: row(tool, note, timing), timing: timing,
+                        command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
             }
             // The curl transport's two choices, measured beside its default: Expect: 100-continue
             // (libcurl's default above 1 MiB; off by default, as ASIHTTPRequest) and libcurl's
@@ -90,27 +94,35 @@ enum SendWorkload {
             if size.bytes > 1 << 20 {
                 for (tool, transport, note) in [
                     ("FormDataKit curl, Expect: 100-continue", "curl-expect", "Configuration(sendsExpectContinue: true)"),
-                    ("FormDataKit curl, libcurl's 64 KiB upload buffer", "curl-64k", "Configuration(uploadBufferSize: 0): libcurl's own buffer size"),
+                    (
+                        "FormDataKit curl, libcurl's 64 KiB upload buffer", "curl-64k",
+                        "Configuration(uploadBufferSize: 0): libcurl's own buffer size"
+                    ),
                 ] {
-                    cases.append(MeasuredCase(row: row(tool, note, timing), timing: timing,
-                                              command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
+                    cases.append(
+                        MeasuredCase(
+                            row: row(tool, note, timing), timing: timing,
+                            command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
                 }
             }
             if hasCurl {
                 let curlTiming: MeasuredCase.Timing = size.sends == 1 ? .wallClock : .curlTimeTotal(sends: size.sends)
-                cases.append(MeasuredCase(
-                    row: row(reference, "ref; Expect: 100-continue above 1 MiB (answered)", curlTiming),
-                    timing: curlTiming, command: curlCommand(url: url, files: files, expect: true, sends: size.sends)))
-                cases.append(MeasuredCase(
-                    row: row("curl -F -H 'Expect:'", "no Expect", curlTiming),
-                    timing: curlTiming, command: curlCommand(url: url, files: files, expect: false, sends: size.sends)))
+                cases.append(
+                    MeasuredCase(
+                        row: row(reference, "ref; Expect: 100-continue above 1 MiB (answered)", curlTiming),
+                        timing: curlTiming, command: curlCommand(url: url, files: files, expect: true, sends: size.sends)))
+                cases.append(
+                    MeasuredCase(
+                        row: row("curl -F -H 'Expect:'", "no Expect", curlTiming),
+                        timing: curlTiming, command: curlCommand(url: url, files: files, expect: false, sends: size.sends)))
             }
         }
         cases += try limitRateCases(url: url, hasCurl: hasCurl, in: directory)
         for _ in 0..<runs {
             for index in cases.indices where !cases[index].failed {
-                cases[index].measure(receiver: receiver, bodyBytesAbove: cases[index].row.bytes,
-                                     stdoutPath: "\(directory.path)/w5-stdout", failures: &report.failures)
+                cases[index].measure(
+                    receiver: receiver, bodyBytesAbove: cases[index].row.bytes,
+                    stdoutPath: "\(directory.path)/w5-stdout", failures: &report.failures)
             }
         }
         report.rows += cases.map(\.finishedRow)
@@ -133,10 +145,13 @@ enum SendWorkload {
             ResultRow(workload: limitRateWorkload, tool: tool, bytes: bytes, seconds: [], peakRSSKiB: 0, note: note, reference: nil)
         }
         var cases = [
-            MeasuredCase(row: row(limitedTool, "FormDataRequest.maxBandwidthPerSecond = 1048576 (formdata post --limit-rate 1M)"), timing: .wallClock,
-                         command: [selfPath, "--child", "send", "curl-limit-1m", url] + files),
-            MeasuredCase(row: row(unlimitedTool, "the same send without a limit"), timing: .wallClock,
-                         command: [selfPath, "--child", "send", "curl", url] + files),
+            MeasuredCase(
+                row: row(limitedTool, "FormDataRequest.maxBandwidthPerSecond = 1048576 (formdata post --limit-rate 1M)"),
+                timing: .wallClock,
+                command: [selfPath, "--child", "send", "curl-limit-1m", url] + files),
+            MeasuredCase(
+                row: row(unlimitedTool, "the same send without a limit"), timing: .wallClock,
+                command: [selfPath, "--child", "send", "curl", url] + files),
         ]
         if hasCurl {
             var command = ["curl", "-sS", "-o", "/dev/null", "--fail", "--limit-rate", "1M", "-H", "Expect:"]
@@ -155,8 +170,11 @@ enum SendWorkload {
             return ["Target (\(limitRateWorkload)): limited ≥ 3.5 s, unlimited < 1 s: not measured — NOT met"]
         }
         let met = limited >= 3.5 && unlimited < 1
-        return [String(format: "Target (%@): limited ≥ 3.5 s and unlimited < 1 s: %.2f s and %.2f s — %@",
-                       limitRateWorkload, limited, unlimited, met ? "met" : "NOT met")]
+        return [
+            String(
+                format: "Target (%@): limited ≥ 3.5 s and unlimited < 1 s: %.2f s and %.2f s — %@",
+                limitRateWorkload, limited, unlimited, met ? "met" : "NOT met")
+        ]
     }
 
     /// `curl -F` with the ten fields and the files, `sends` times in one process (`--next`).
@@ -181,21 +199,29 @@ enum SendWorkload {
         let workload = Size(bytes: mainMiB << 20, label: "\(mainMiB) MiB").workload
         let scope = mainMiB == 1024 ? "" : " (the target is set at 1024 MiB; this run is \(mainMiB) MiB: informational)"
         guard let ours = rows.first(where: { $0.workload == workload && $0.tool == curlTransportTool }), !ours.seconds.isEmpty else {
-            return ["Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F and peak RSS ≤ \(targetPeakRSSMiB) MiB: not measured — NOT met\(scope)"]
+            return [
+                "Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F and peak RSS ≤ \(targetPeakRSSMiB) MiB: not measured — NOT met\(scope)"
+            ]
         }
         var lines: [String] = []
         if let curl = rows.first(where: { $0.workload == workload && $0.tool == reference }), curl.megabytesPerSecond > 0 {
             let ratio = ours.megabytesPerSecond / curl.megabytesPerSecond
-            lines.append(String(format: "Target (%@): %@ ≥ %.1f× curl -F: %.1f vs %.1f MB/s = %.2f× — %@%@",
-                                workload, curlTransportTool, targetSpeedRatio, ours.megabytesPerSecond, curl.megabytesPerSecond,
-                                ratio, ratio >= targetSpeedRatio ? "met" : "NOT met", scope))
+            lines.append(
+                String(
+                    format: "Target (%@): %@ ≥ %.1f× curl -F: %.1f vs %.1f MB/s = %.2f× — %@%@",
+                    workload, curlTransportTool, targetSpeedRatio, ours.megabytesPerSecond, curl.megabytesPerSecond,
+                    ratio, ratio >= targetSpeedRatio ? "met" : "NOT met", scope))
         } else {
-            lines.append("Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F: curl -F not measured (curl not installed?)\(scope)")
+            lines.append(
+                "Target (\(workload)): \(curlTransportTool) ≥ \(targetSpeedRatio)× curl -F: curl -F not measured (curl not installed?)\(scope)"
+            )
         }
         let rssMiB = Double(ours.peakRSSKiB ?? 0) / 1024
-        lines.append(String(format: "Target (%@): %@ peak RSS ≤ %d MiB: %.1f MiB — %@%@",
-                            workload, curlTransportTool, targetPeakRSSMiB, rssMiB,
-                            rssMiB <= Double(targetPeakRSSMiB) ? "met" : "NOT met", scope))
+        lines.append(
+            String(
+                format: "Target (%@): %@ peak RSS ≤ %d MiB: %.1f MiB — %@%@",
+                workload, curlTransportTool, targetPeakRSSMiB, rssMiB,
+                rssMiB <= Double(targetPeakRSSMiB) ? "met" : "NOT met", scope))
         return lines
     }
 
@@ -207,11 +233,15 @@ enum SendWorkload {
         var arguments = arguments
         var sends = 1
         if arguments.first == "--repeat" {
-            guard arguments.count >= 2, let count = Int(arguments[1]), count > 0 else { throw BenchError.usage("send --repeat N TRANSPORT URL FILE...") }
+            guard arguments.count >= 2, let count = Int(arguments[1]), count > 0 else {
+                throw BenchError.usage("send --repeat N TRANSPORT URL FILE...")
+            }
             sends = count
             arguments.removeFirst(2)
         }
-        guard arguments.count >= 2, let url = URL(string: arguments[1]) else { throw BenchError.usage("send [--repeat N] TRANSPORT URL FILE...") }
+        guard arguments.count >= 2, let url = URL(string: arguments[1]) else {
+            throw BenchError.usage("send [--repeat N] TRANSPORT URL FILE...")
+        }
         let transport = try childTransport(arguments[0], shared: true)
         if arguments[0] == "curl-limit-1m" { FormDataRequest.maxBandwidthPerSecond = 1 << 20 }
         let files = Array(arguments.dropFirst(2))
@@ -317,7 +347,8 @@ struct MeasuredCase {
         if child.status != 0 {
             problem = "exited \(child.status) (its error is on stderr above)"
         } else if stats.requests != wanted || stats.minimumBodyBytes <= bodyBytesAbove {
-            problem = "the receiver read \(stats.requests) request(s) (want \(wanted)), smallest body \(stats.minimumBodyBytes) bytes (want > \(bodyBytesAbove))"
+            problem =
+                "the receiver read \(stats.requests) request(s) (want \(wanted)), smallest body \(stats.minimumBodyBytes) bytes (want > \(bodyBytesAbove))"
         } else {
             switch timing {
             case .wallClock: break
@@ -432,7 +463,10 @@ final class DiscardReceiver: @unchecked Sendable {
             // The head: up to the blank line.
             var headEnd: Int?
             while headEnd == nil {
-                if let end = Self.find([13, 10, 13, 10], in: pending) { headEnd = end; break }
+                if let end = Self.find([13, 10, 13, 10], in: pending) {
+                    headEnd = end
+                    break
+                }
                 let got = recv(connection, buffer.baseAddress, buffer.count, 0)
                 if got <= 0 { return }
                 pending += UnsafeRawBufferPointer(rebasing: buffer[0..<got])
@@ -461,7 +495,9 @@ final class DiscardReceiver: @unchecked Sendable {
                 counters.totalBodyBytes += contentLength
             }
             let answer = "{\"bytes\":\(contentLength)}"
-            Self.sendAll(connection, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)".utf8))
+            Self.sendAll(
+                connection,
+                Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.utf8.count)\r\n\r\n\(answer)".utf8))
         }
     }
 

@@ -26,18 +26,29 @@ enum SpoolCopyWorkload {
         let workload = "W3 copy strategies \(totalMiB) MiB"
         let out = "\(directory.path)/w3-copy-out"
         var tools: [(row: ResultRow, command: [String])] = [
-            (ResultRow(workload: workload, tool: "FormDataKit buildPostBody (reserve + 256 KiB buffer)", bytes: total,
-                       seconds: [], peakRSSKiB: 0, note: "the library's strategy"),
-             [childPath, "spool"] + files),
+            (
+                ResultRow(
+                    workload: workload, tool: "FormDataKit buildPostBody (reserve + 256 KiB buffer)", bytes: total,
+                    seconds: [], peakRSSKiB: 0, note: "the library's strategy"),
+                [childPath, "spool"] + files
+            )
         ]
         for (argument, label) in strategies {
-            tools.append((ResultRow(workload: workload, tool: label, bytes: total, seconds: [], peakRSSKiB: 0,
-                                    note: "formdata-bench-child spool-copy \(argument)"),
-                          [childPath, "spool-copy", argument] + files))
+            tools.append(
+                (
+                    ResultRow(
+                        workload: workload, tool: label, bytes: total, seconds: [], peakRSSKiB: 0,
+                        note: "formdata-bench-child spool-copy \(argument)"),
+                    [childPath, "spool-copy", argument] + files
+                ))
         }
-        tools.append((ResultRow(workload: workload, tool: "cat files > f", bytes: total, seconds: [], peakRSSKiB: 0,
-                                note: "incl. rm of the output"),
-                      ["sh", "-c", "cat \"$@\" > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files))
+        tools.append(
+            (
+                ResultRow(
+                    workload: workload, tool: "cat files > f", bytes: total, seconds: [], peakRSSKiB: 0,
+                    note: "incl. rm of the output"),
+                ["sh", "-c", "cat \"$@\" > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files
+            ))
         return try SpoolWorkload.measureAlternating(tools, runs: runs)
     }
 }

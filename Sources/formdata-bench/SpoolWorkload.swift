@@ -29,26 +29,40 @@ enum SpoolWorkload {
         let bodyPieces = try framedPieces(files: files, in: directory)
         let writeThenRemove = "s=$?; rm -f '\(out)'; exit $s"
         var tools: [(row: ResultRow, command: [String])] = [
-            (ResultRow(workload: workload, tool: "FormDataKit buildPostBody", bytes: total, seconds: [], peakRSSKiB: 0,
-                       note: "whole process incl. start-up and temp-file removal"),
-             [childPath, "spool"] + files),
-            (ResultRow(workload: workload, tool: "cat files > f", bytes: total, seconds: [], peakRSSKiB: 0,
-                       note: "incl. rm of the output"),
-             ["sh", "-c", "cat \"$@\" > '\(out)'; \(writeThenRemove)", "sh"] + files),
-            (ResultRow(workload: workload, tool: "cat framing + files > f (the body's exact bytes)", bytes: total, seconds: [],
-                       peakRSSKiB: 0, note: "files at the body's unaligned offsets; incl. rm"),
-             ["sh", "-c", "cat \"$@\" > '\(out)'; \(writeThenRemove)", "sh"] + bodyPieces),
+            (
+                ResultRow(
+                    workload: workload, tool: "FormDataKit buildPostBody", bytes: total, seconds: [], peakRSSKiB: 0,
+                    note: "whole process incl. start-up and temp-file removal"),
+                [childPath, "spool"] + files
+            ),
+            (
+                ResultRow(
+                    workload: workload, tool: "cat files > f", bytes: total, seconds: [], peakRSSKiB: 0,
+                    note: "incl. rm of the output"),
+                ["sh", "-c", "cat \"$@\" > '\(out)'; \(writeThenRemove)", "sh"] + files
+            ),
+            (
+                ResultRow(
+                    workload: workload, tool: "cat framing + files > f (the body's exact bytes)", bytes: total, seconds: [],
+                    peakRSSKiB: 0, note: "files at the body's unaligned offsets; incl. rm"),
+                ["sh", "-c", "cat \"$@\" > '\(out)'; \(writeThenRemove)", "sh"] + bodyPieces
+            ),
         ]
         var skipped: [ResultRow] = []
-        for (tool, label, note) in [("toolbelt", "Python requests-toolbelt MultipartEncoder → file", "streams 1 MiB reads"),
-                                    ("urllib3", "Python urllib3.encode_multipart_formdata → file", "reads the files and builds the body in memory")] {
+        for (tool, label, note) in [
+            ("toolbelt", "Python requests-toolbelt MultipartEncoder → file", "streams 1 MiB reads"),
+            ("urllib3", "Python urllib3.encode_multipart_formdata → file", "reads the files and builds the body in memory"),
+        ] {
             let probe = runMeasured(["python3", "-c", "import \(tool == "toolbelt" ? "requests_toolbelt" : "urllib3")"])
             guard probe.status == 0 else {
                 skipped.append(ResultRow(workload: workload, tool: label, bytes: 0, seconds: [], note: "skipped: not installed"))
                 continue
             }
-            tools.append((ResultRow(workload: workload, tool: label, bytes: total, seconds: [], peakRSSKiB: 0, note: note),
-                          ["sh", "-c", "python3 \"$0\" \(tool) w3 '\(out)' \"$@\"; \(writeThenRemove)", pythonPeersScript] + files))
+            tools.append(
+                (
+                    ResultRow(workload: workload, tool: label, bytes: total, seconds: [], peakRSSKiB: 0, note: note),
+                    ["sh", "-c", "python3 \"$0\" \(tool) w3 '\(out)' \"$@\"; \(writeThenRemove)", pythonPeersScript] + files
+                ))
         }
         return try measureAlternating(tools, runs: runs) + skipped
     }

@@ -33,21 +33,35 @@ enum W4Workload {
         for level in [6, 1] {
             let name = "W4 gzip L\(level) \(totalMiB) MiB + 10 fields"
             var tools: [(row: ResultRow, command: [String])] = [
-                (ResultRow(workload: name, tool: "FormDataKit FormDataRequest, automatic threads", bytes: total, seconds: []),
-                 [childPath, "w4", String(level), "0"] + files),
-                (ResultRow(workload: name, tool: "FormDataKit FormDataRequest, 1 thread", bytes: total, seconds: []),
-                 [childPath, "w4", String(level), "1"] + files),
-                (ResultRow(workload: name, tool: "gzip -\(level) > file", bytes: total, seconds: []),
-                 ["sh", "-c", "cat \"$@\" | gzip -\(level) > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files),
+                (
+                    ResultRow(workload: name, tool: "FormDataKit FormDataRequest, automatic threads", bytes: total, seconds: []),
+                    [childPath, "w4", String(level), "0"] + files
+                ),
+                (
+                    ResultRow(workload: name, tool: "FormDataKit FormDataRequest, 1 thread", bytes: total, seconds: []),
+                    [childPath, "w4", String(level), "1"] + files
+                ),
+                (
+                    ResultRow(workload: name, tool: "gzip -\(level) > file", bytes: total, seconds: []),
+                    ["sh", "-c", "cat \"$@\" | gzip -\(level) > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files
+                ),
             ]
             if hasPython {
-                tools.append((ResultRow(workload: name, tool: "Python zlib compressobj(\(level), 31), 1 MiB reads", bytes: total, seconds: []),
-                              ["sh", "-c", "python3 -c \"$1\" \(level) '\(out)' \"$2\" \"$3\" \"$4\"; s=$?; rm -f '\(out)'; exit $s",
-                               "sh", pythonScript] + files))
+                tools.append(
+                    (
+                        ResultRow(workload: name, tool: "Python zlib compressobj(\(level), 31), 1 MiB reads", bytes: total, seconds: []),
+                        [
+                            "sh", "-c", "python3 -c \"$1\" \(level) '\(out)' \"$2\" \"$3\" \"$4\"; s=$?; rm -f '\(out)'; exit $s",
+                            "sh", pythonScript,
+                        ] + files
+                    ))
             }
             if hasPigz {
-                tools.append((ResultRow(workload: name, tool: "pigz -p 2 -\(level) > file", bytes: total, seconds: []),
-                              ["sh", "-c", "cat \"$@\" | pigz -p 2 -\(level) > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files))
+                tools.append(
+                    (
+                        ResultRow(workload: name, tool: "pigz -p 2 -\(level) > file", bytes: total, seconds: []),
+                        ["sh", "-c", "cat \"$@\" | pigz -p 2 -\(level) > '\(out)'; s=$?; rm -f '\(out)'; exit $s", "sh"] + files
+                    ))
             }
             var cpu = [[Double]](repeating: [], count: tools.count)
             for _ in 0..<runs {

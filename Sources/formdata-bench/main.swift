@@ -19,7 +19,8 @@ import Foundation
 // with this target), except the senders of W5 and concurrent, which need AsyncHTTPClient and run
 // as `--child send` and `--child concurrent`.
 
-let usage = "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent ...]"
+let usage =
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -46,7 +47,9 @@ func main() throws {
         case "--size-mib": sizeMiB = arguments.isEmpty ? nil : Int(arguments.removeFirst())
         case "--out": outPath = arguments.isEmpty ? nil : arguments.removeFirst()
         case "--chart": chartPath = arguments.isEmpty ? nil : arguments.removeFirst()
-        case "-h", "--help": print(usage); return
+        case "-h", "--help":
+            print(usage)
+            return
         default: workloads.append(argument)
         }
     }
@@ -77,7 +80,9 @@ func main() throws {
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }
     }
-    report.machine = ["\(ProcessInfo.processInfo.activeProcessorCount) cores; load average (1, 5, 15 min) at the start: \(loadBefore), at the end: \(loadAverage()) — other work on the machine skews the figures"]
+    report.machine = [
+        "\(ProcessInfo.processInfo.activeProcessorCount) cores; load average (1, 5, 15 min) at the start: \(loadBefore), at the end: \(loadAverage()) — other work on the machine skews the figures"
+    ]
     let table = report.markdown()
     print(table)
     if let outPath { try table.write(toFile: outPath, atomically: true, encoding: .utf8) }

@@ -28,8 +28,9 @@ struct Diff: ParsableCommand {
     @Option(name: .long, help: "The Content-Encoding of bare body files (e.g. gzip).")
     var contentEncoding: String?
 
-    @Option(name: .long,
-            help: "What may differ: boundary, part-order, charset, header-case, all (comma-separated or repeated).")
+    @Option(
+        name: .long,
+        help: "What may differ: boundary, part-order, charset, header-case, all (comma-separated or repeated).")
     var tolerate: [String] = []
 
     @Flag(name: .long, help: "Compare everything, the boundary included.")
@@ -57,7 +58,9 @@ struct Diff: ParsableCommand {
         ]
         let helpful = names.filter { !tolerance.contains($0.1) }.map(\.0)
         if !helpful.isEmpty, left.matches(right, tolerating: tolerance.union(.all)) {
-            let needed = names.filter { !tolerance.contains($0.1) && !left.matches(right, tolerating: tolerance.union(.all).subtracting($0.1)) }
+            let needed = names.filter {
+                !tolerance.contains($0.1) && !left.matches(right, tolerating: tolerance.union(.all).subtracting($0.1))
+            }
             print("(equivalent with --tolerate \(needed.map(\.0).joined(separator: ",")))")
         }
         throw ExitCode(1)

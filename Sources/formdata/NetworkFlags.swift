@@ -5,7 +5,9 @@ import Foundation
 /// `formdata post`'s network flags, named as curl names them; each sets the matching
 /// ``FormDataRequest`` property (see the README's "Network features").
 struct NetworkFlags: ParsableArguments {
-    @Option(name: .customLong("proxy"), help: "Send through a proxy: http://host:port or socks5://host:port (default: the http_proxy/https_proxy/no_proxy environment).")
+    @Option(
+        name: .customLong("proxy"),
+        help: "Send through a proxy: http://host:port or socks5://host:port (default: the http_proxy/https_proxy/no_proxy environment).")
     var proxy: String?
 
     @Option(name: .customLong("proxy-user"), help: "The proxy's credentials, user:password.")
@@ -26,13 +28,19 @@ struct NetworkFlags: ParsableArguments {
     @Option(name: .customLong("key"), help: "The client certificate's private key (PEM), when not in --cert's file.")
     var key: String?
 
-    @Flag(name: .customLong("insecure"), help: "Accept any server certificate (validatesSecureCertificate = false; the host name is still checked).")
+    @Flag(
+        name: .customLong("insecure"),
+        help: "Accept any server certificate (validatesSecureCertificate = false; the host name is still checked).")
     var insecure = false
 
-    @Option(name: .customLong("cookie-jar"), help: "Read cookies from this file (when it exists) and write them back after the send (curl transport).")
+    @Option(
+        name: .customLong("cookie-jar"),
+        help: "Read cookies from this file (when it exists) and write them back after the send (curl transport).")
     var cookieJar: String?
 
-    @Flag(name: .customLong("no-preemptive-auth"), help: "Send --user's credentials only when the server asks (shouldPresentCredentialsBeforeChallenge = false).")
+    @Flag(
+        name: .customLong("no-preemptive-auth"),
+        help: "Send --user's credentials only when the server asks (shouldPresentCredentialsBeforeChallenge = false).")
     var noPreemptiveAuth = false
 
     /// Sets the request's network properties from the flags.

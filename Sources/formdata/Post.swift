@@ -39,10 +39,15 @@ struct Post: AsyncParsableCommand {
     @Option(name: .customLong("user"), help: "Basic authentication, user:password.")
     var user: String?
 
-    @Option(name: .long, help: "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too). Default: curl on Linux, urlsession elsewhere.")
+    @Option(
+        name: .long,
+        help:
+            "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too). Default: curl on Linux, urlsession elsewhere."
+    )
     var transport: TransportChoice = .platformDefault
 
-    @Option(name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (curl and asynchttpclient).")
+    @Option(
+        name: .customLong("pinned-cert"), help: "A PEM or DER certificate to trust as the only trust anchor (curl and asynchttpclient).")
     var pinnedCert: String?
 
     @Flag(name: .long, help: "Send with startSynchronous() (ASI style, blocking the calling thread) instead of async start().")
@@ -80,8 +85,9 @@ struct Post: AsyncParsableCommand {
         for field in fields { try FieldSpec.parse(field).add(to: request, urlencoded: urlencoded) }
         for header in headers {
             guard let colon = header.firstIndex(of: ":") else { throw ValidationError("Bad header (want 'Name: value'): \(header)") }
-            request.addRequestHeader(String(header[..<colon]).trimmingCharacters(in: .whitespaces),
-                                     value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            request.addRequestHeader(
+                String(header[..<colon]).trimmingCharacters(in: .whitespaces),
+                value: String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         if let user {
             let (name, password) = try Self.credentials(user)
@@ -101,8 +107,9 @@ struct Post: AsyncParsableCommand {
                 // On the main thread, as ported ASI code usually calls it.
                 _ = await MainActor.run { request.startSynchronous() }
                 if let error = request.error { throw error }
-                response = FormDataResponse(statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
-                                            body: request.responseData ?? Data())
+                response = FormDataResponse(
+                    statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
+                    body: request.responseData ?? Data())
             } else {
                 response = try await request.start()
             }
@@ -137,9 +144,13 @@ struct FieldSpec {
         let pieces = rest.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         var spec = FieldSpec(name: name, filePath: pieces[0])
         for option in pieces.dropFirst() {
-            if option.hasPrefix("type=") { spec.contentType = String(option.dropFirst(5)) }
-            else if option.hasPrefix("filename=") { spec.fileName = String(option.dropFirst(9)) }
-            else { throw ValidationError("Unknown -F option '\(option)' in \(text)") }
+            if option.hasPrefix("type=") {
+                spec.contentType = String(option.dropFirst(5))
+            } else if option.hasPrefix("filename=") {
+                spec.fileName = String(option.dropFirst(9))
+            } else {
+                throw ValidationError("Unknown -F option '\(option)' in \(text)")
+            }
         }
         return spec
     }
@@ -167,7 +178,8 @@ final class ProgressBar: Sendable {
         guard exchange(percent) != percent else { return }
         let width = 40
         let filled = min(width, percent * width / 100)
-        let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        let line =
+            "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
             + "] \(percent)% \(progress.completedUnitCount)/\(progress.totalUnitCount) bytes"
         FileHandle.standardError.write(Data(line.utf8))
     }

@@ -25,7 +25,9 @@ struct Serve: AsyncParsableCommand {
             print(text + "\n")
             fflush(nil)
         }
-        print("Listening on \(receiver.baseURL.absoluteString)\(directory.map { ", recording to \($0.path)" } ?? "") — routes: /status/<code>, /delay/<ms>, /discard, /gzip, /auth/<user>/<password>, anything else parses. Ctrl-C stops.")
+        print(
+            "Listening on \(receiver.baseURL.absoluteString)\(directory.map { ", recording to \($0.path)" } ?? "") — routes: /status/<code>, /delay/<ms>, /discard, /gzip, /auth/<user>/<password>, anything else parses. Ctrl-C stops."
+        )
         fflush(nil)
         while !Task.isCancelled {
             try await Task.sleep(nanoseconds: 3_600_000_000_000)

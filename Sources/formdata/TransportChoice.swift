@@ -24,8 +24,10 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     /// Runs `body` with the chosen transport, shutting a transport it created down afterwards.
     /// `pinnedCertificate` (a PEM or DER file) becomes the only trust anchor (curl and AsyncHTTPClient).
     /// `cookieJarFile` (curl only) is read before and written after the send.
-    func withTransport<T>(pinnedCertificate: String?, cookieJarFile: String? = nil,
-                          _ body: (any FormDataTransport) async throws -> T) async throws -> T {
+    func withTransport<T>(
+        pinnedCertificate: String?, cookieJarFile: String? = nil,
+        _ body: (any FormDataTransport) async throws -> T
+    ) async throws -> T {
         if cookieJarFile != nil && self != .curl {
             throw ValidationError("--cookie-jar needs --transport curl (the only transport with a cookie jar)")
         }

@@ -44,13 +44,15 @@ struct AFBodyDeliveryTests {
         #expect(streamed.request.body == .source(source))
         #expect(streamed.spooledBody == nil)
 
-        let inMemory = try AFPreparedRequest(request, additionalHeaders: nil,
-                                             for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1 << 20))
+        let inMemory = try AFPreparedRequest(
+            request, additionalHeaders: nil,
+            for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1 << 20))
         #expect(inMemory.request.body == .data(expected))
         #expect(inMemory.spooledBody == nil)
 
-        let spooled = try AFPreparedRequest(request, additionalHeaders: nil,
-                                            for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1000))
+        let spooled = try AFPreparedRequest(
+            request, additionalHeaders: nil,
+            for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1000))
         let spool = try #require(spooled.spooledBody)
         #expect(spooled.request.body == .file(path: spool.path, length: UInt64(expected.count)))
         #expect(try Data(contentsOf: URL(fileURLWithPath: spool.path)) == expected)
@@ -62,14 +64,16 @@ struct AFBodyDeliveryTests {
         let (request, directory) = try Self.multipartRequest(fileSize: 3 << 20)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let source = try #require((request.httpBodyStream as? AFMultipartBodyStream)?.bodySource)
-        let prepared = try AFPreparedRequest(request, additionalHeaders: nil,
-                                             for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1000), compressing: true)
+        let prepared = try AFPreparedRequest(
+            request, additionalHeaders: nil,
+            for: Accepting(acceptedBodyForms: [.bytes, .file], inMemoryBodyLimit: 1000), compressing: true)
         // The one temporary file is the compressed body (3 MiB is over the 1 MiB in-memory limit).
         let file = try #require(prepared.spooledBody)
         #expect((file.path as NSString).lastPathComponent.hasPrefix("af-gzip"))
         #expect(prepared.request.header("Content-Encoding") == "gzip")
         guard case .file(let path, let length) = prepared.request.body else {
-            Issue.record("expected the compressed file, got \(prepared.request.body)"); return
+            Issue.record("expected the compressed file, got \(prepared.request.body)")
+            return
         }
         #expect(path == file.path)
         let compressed = try Data(contentsOf: URL(fileURLWithPath: path))

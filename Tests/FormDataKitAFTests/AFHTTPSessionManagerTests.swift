@@ -155,9 +155,11 @@ struct AFHTTPSessionManagerTests {
         let manager = AFHTTPSessionManager(baseURL: URL(string: "http://example.com/"))
         let missing = URL(fileURLWithPath: "/nonexistent/FormDataKitAF/missing.jpg")
         let (task, result) = await outcome { success, failure in
-            manager.post("upload", parameters: nil, headers: nil, constructingBodyWith: { form in
-                try form.appendPart(withFileURL: missing, name: "photo")
-            }, progress: nil, success: success, failure: failure)
+            manager.post(
+                "upload", parameters: nil, headers: nil,
+                constructingBodyWith: { form in
+                    try form.appendPart(withFileURL: missing, name: "photo")
+                }, progress: nil, success: success, failure: failure)
         }
         #expect(task == nil)
         #expect(result.error as? AFURLRequestSerializationError == .fileNotReachable(missing))
@@ -172,8 +174,9 @@ struct AFHTTPSessionManagerTests {
         let receiver = try await FormReceiver.start()
         let manager = self.manager(receiver.baseURL)
         let (_, result) = await outcome { success, failure in
-            manager.get("get", parameters: nil, headers: ["X-Evil: 1\r\nX": "v"], progress: nil,
-                        success: success, failure: failure)
+            manager.get(
+                "get", parameters: nil, headers: ["X-Evil: 1\r\nX": "v"], progress: nil,
+                success: success, failure: failure)
         }
         await receiver.stop()
         #expect(result.error as? FormDataError == .invalidRequestHeader(name: "X-Evil: 1\r\nX", value: "v"))
@@ -198,8 +201,9 @@ struct AFHTTPSessionManagerTests {
         let receiver = try await FormReceiver.start()
         let manager = self.manager(receiver.baseURL)
         let result: AFHTTPSessionDataTask? = await withCheckedContinuation { continuation in
-            manager.head("get", parameters: nil, headers: nil, success: { task in continuation.resume(returning: task) },
-                         failure: { _, _ in continuation.resume(returning: nil) })
+            manager.head(
+                "get", parameters: nil, headers: nil, success: { task in continuation.resume(returning: task) },
+                failure: { _, _ in continuation.resume(returning: nil) })
         }
         await receiver.stop()
         #expect(result != nil)
@@ -211,7 +215,8 @@ struct AFHTTPSessionManagerTests {
         let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setValue("default value", forHTTPHeaderField: "field")
         let (task, result) = await outcome { success, failure in
-            manager.post("post", parameters: ["key": "value"], headers: ["field": "value"], progress: nil, success: success, failure: failure)
+            manager.post(
+                "post", parameters: ["key": "value"], headers: ["field": "value"], progress: nil, success: success, failure: failure)
         }
         await receiver.stop()
         #expect(result.error == nil)
@@ -226,9 +231,11 @@ struct AFHTTPSessionManagerTests {
         let manager = self.manager(receiver.baseURL)
         manager.requestSerializer.setValue("default value", forHTTPHeaderField: "field")
         let (task, result) = await outcome { success, failure in
-            manager.post("post", parameters: ["key": "value"], headers: ["field": "value"], constructingBodyWith: { form in
-                form.appendPart(withFileData: Data("Data".utf8), name: "DataName", fileName: "DataFileName", mimeType: "data")
-            }, progress: nil, success: success, failure: failure)
+            manager.post(
+                "post", parameters: ["key": "value"], headers: ["field": "value"],
+                constructingBodyWith: { form in
+                    form.appendPart(withFileData: Data("Data".utf8), name: "DataName", fileName: "DataFileName", mimeType: "data")
+                }, progress: nil, success: success, failure: failure)
         }
         await receiver.stop()
         #expect(result.error == nil)
@@ -315,9 +322,11 @@ struct AFHTTPSessionManagerTests {
         let manager = self.manager(receiver.baseURL)
         let fractions = Locked<[Double]>([])
         let result = await outcome { success, failure in
-            manager.post("post", parameters: TestSupport.progressPayload, headers: nil, progress: { progress in
-                fractions.withLock { $0.append(progress.fractionCompleted) }
-            }, success: success, failure: failure)
+            manager.post(
+                "post", parameters: TestSupport.progressPayload, headers: nil,
+                progress: { progress in
+                    fractions.withLock { $0.append(progress.fractionCompleted) }
+                }, success: success, failure: failure)
         }
         await receiver.stop()
         #expect(result.outcome.error == nil)
@@ -331,11 +340,14 @@ struct AFHTTPSessionManagerTests {
         let fractions = Locked<[Double]>([])
         let payload = Data(TestSupport.progressPayload.utf8)
         let result = await outcome { success, failure in
-            manager.post("post", parameters: nil, headers: nil, constructingBodyWith: { form in
-                form.appendPart(withFileData: payload, name: "AFNetworking", fileName: "AFNetworking", mimeType: "text/html")
-            }, progress: { progress in
-                fractions.withLock { $0.append(progress.fractionCompleted) }
-            }, success: success, failure: failure)
+            manager.post(
+                "post", parameters: nil, headers: nil,
+                constructingBodyWith: { form in
+                    form.appendPart(withFileData: payload, name: "AFNetworking", fileName: "AFNetworking", mimeType: "text/html")
+                },
+                progress: { progress in
+                    fractions.withLock { $0.append(progress.fractionCompleted) }
+                }, success: success, failure: failure)
         }
         await receiver.stop()
         #expect(result.outcome.error == nil)
@@ -353,12 +365,15 @@ struct AFHTTPSessionManagerTests {
         manager.completionQueue = queue
         let onQueue = Locked(false)
         let result = await outcome { success, failure in
-            manager.post("upload", parameters: ["a": "1"], constructingBodyWith: { form in
-                form.appendPart(withForm: Data("2".utf8), name: "b")
-            }, progress: nil, success: { task, object in
-                onQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) == 7 }
-                success(task, object)
-            }, failure: failure)
+            manager.post(
+                "upload", parameters: ["a": "1"],
+                constructingBodyWith: { form in
+                    form.appendPart(withForm: Data("2".utf8), name: "b")
+                }, progress: nil,
+                success: { task, object in
+                    onQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) == 7 }
+                    success(task, object)
+                }, failure: failure)
         }
         await receiver.stop()
         #expect(result.outcome.error == nil)
@@ -411,15 +426,19 @@ struct AFHTTPSessionManagerTests {
         let photo = try TestSupport.write(Data(repeating: 0xD8, count: 4096), named: "photo.jpg", in: directory)
         let manager = self.manager(receiver.url("/api/"))
         let done: Bool = await withCheckedContinuation { continuation in
-            manager.post("upload", parameters: ["user": "ben"], headers: nil, constructingBodyWith: { form in
-                try form.appendPart(withFileURL: photo, name: "photo")
-            }, progress: nil, success: { _, response in
-                _ = response
-                continuation.resume(returning: true)
-            }, failure: { _, error in
-                _ = error
-                continuation.resume(returning: false)
-            })
+            manager.post(
+                "upload", parameters: ["user": "ben"], headers: nil,
+                constructingBodyWith: { form in
+                    try form.appendPart(withFileURL: photo, name: "photo")
+                }, progress: nil,
+                success: { _, response in
+                    _ = response
+                    continuation.resume(returning: true)
+                },
+                failure: { _, error in
+                    _ = error
+                    continuation.resume(returning: false)
+                })
         }
         await receiver.stop()
         #expect(done)

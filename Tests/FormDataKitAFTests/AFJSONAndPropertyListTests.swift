@@ -77,7 +77,8 @@ struct AFJSONAndPropertyListTests {
     }
 
     @Test func propertyListAcceptsPlist() throws {
-        let request = try AFPropertyListRequestSerializer.serializer().request(withMethod: "POST", urlString: url, parameters: ["key": "value"])
+        let request = try AFPropertyListRequestSerializer.serializer().request(
+            withMethod: "POST", urlString: url, parameters: ["key": "value"])
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-plist")
         let body = String(decoding: request.httpBody ?? Data(), as: UTF8.self)
         #expect(body.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"))
@@ -90,7 +91,8 @@ struct AFJSONAndPropertyListTests {
         var request: URLRequest?
         var caught: (any Error)?
         do {
-            request = try AFPropertyListRequestSerializer.serializer().request(withMethod: "POST", urlString: url, parameters: [42: "value"])
+            request = try AFPropertyListRequestSerializer.serializer().request(
+                withMethod: "POST", urlString: url, parameters: [42: "value"])
         } catch {
             caught = error
         }

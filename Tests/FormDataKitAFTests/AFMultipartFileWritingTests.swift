@@ -13,7 +13,8 @@ struct AFMultipartFileWritingTests {
     private func multipartRequest(file: URL? = nil) throws -> URLRequest {
         let serializer = AFHTTPRequestSerializer.serializer()
         serializer.multipartBoundary = TestSupport.boundary
-        return try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com/upload", parameters: ["a": "1"]) { form in
+        return try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com/upload", parameters: ["a": "1"]) {
+            form in
             form.appendPart(withFileData: Data("hi".utf8), name: "file", fileName: "f.txt", mimeType: "text/plain")
             if let file { try form.appendPart(withFileURL: file, name: "disk") }
         }
@@ -47,7 +48,8 @@ struct AFMultipartFileWritingTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let destination = directory.appendingPathComponent("body")
         let request = try multipartRequest()
-        let stripped = try await AFHTTPRequestSerializer.serializer().request(withMultipartForm: request, writingStreamContentsToFile: destination)
+        let stripped = try await AFHTTPRequestSerializer.serializer().request(
+            withMultipartForm: request, writingStreamContentsToFile: destination)
         #expect(stripped.httpBodyStream == nil)
         #expect(try Data(contentsOf: destination).count == 231)
         #expect(stripped.value(forHTTPHeaderField: "Content-Length") == "231")
@@ -56,7 +58,8 @@ struct AFMultipartFileWritingTests {
     @Test func requestWithoutAMultipartStreamIsAnError() async throws {
         let directory = try TestSupport.makeDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let plain = try AFHTTPRequestSerializer.serializer().request(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "b"])
+        let plain = try AFHTTPRequestSerializer.serializer().request(
+            withMethod: "POST", urlString: "http://example.com", parameters: ["a": "b"])
         await #expect(throws: AFURLRequestSerializationError.notMultipartRequest) {
             try await AFHTTPRequestSerializer.serializer().request(
                 withMultipartForm: plain, writingStreamContentsToFile: directory.appendingPathComponent("x"))

@@ -115,9 +115,11 @@ struct AFMultipartTests {
         }
         let parsed = try ParsedMultipart(try TestSupport.body(of: request), boundary: TestSupport.boundary)
         #expect(parsed.parts.map(\.name) == ["flag", "ids[]", "ids[]", "none", "raw", "user[age]", "user[name]", "z"])
-        #expect(parsed.parts.map(\.content) == [
-            Data("1".utf8), Data("1".utf8), Data("2".utf8), Data(), Data([0xFF, 0x00]), Data("3".utf8), Data("x".utf8), Data("last".utf8),
-        ])
+        #expect(
+            parsed.parts.map(\.content) == [
+                Data("1".utf8), Data("1".utf8), Data("2".utf8), Data(), Data([0xFF, 0x00]), Data("3".utf8), Data("x".utf8),
+                Data("last".utf8),
+            ])
         #expect(parsed.parts.allSatisfy { $0.headers.count == 1 })
     }
 
@@ -143,7 +145,8 @@ struct AFMultipartTests {
             form.appendPart(withFileData: Data("x".utf8), name: "a\"b\r\nX-Injected: 1", fileName: "f\".txt\n", mimeType: "text/plain")
         }
         let parsed = try ParsedMultipart(try TestSupport.body(of: request), boundary: TestSupport.boundary)
-        #expect(parsed.parts.first?.header("Content-Disposition") == "form-data; name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"f%22.txt%0A\"")
+        #expect(
+            parsed.parts.first?.header("Content-Disposition") == "form-data; name=\"a%22b%0D%0AX-Injected: 1\"; filename=\"f%22.txt%0A\"")
         #expect(parsed.parts.first?.headers.count == 2)
     }
 
@@ -175,7 +178,8 @@ struct AFMultipartTests {
     @Test func getAndHeadCannotBeMultipart() {
         for method in ["GET", "HEAD", "get"] {
             #expect(throws: AFURLRequestSerializationError.multipartMethodNotAllowed(method)) {
-                try serializer().multipartFormRequest(withMethod: method, urlString: "http://example.com", parameters: nil, constructingBodyWith: nil)
+                try serializer().multipartFormRequest(
+                    withMethod: method, urlString: "http://example.com", parameters: nil, constructingBodyWith: nil)
             }
         }
     }
@@ -244,7 +248,8 @@ struct AFMultipartTests {
     @Test func inputStreamPartsAreReadWithExactLength() throws {
         let payload = Data((0..<1000).map { UInt8($0 % 251) })
         let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
-            form.appendPart(with: InputStream(data: payload), name: "s", fileName: "s.bin", length: 1000, mimeType: "application/octet-stream")
+            form.appendPart(
+                with: InputStream(data: payload), name: "s", fileName: "s.bin", length: 1000, mimeType: "application/octet-stream")
             form.appendPart(with: nil, name: "empty", fileName: "e", length: 0, mimeType: "text/plain")
         }
         let parsed = try ParsedMultipart(try TestSupport.body(of: request), boundary: TestSupport.boundary)
@@ -276,8 +281,11 @@ struct AFMultipartTests {
         while payload.count < size { payload.append(pattern.prefix(size - payload.count)) }
         var path: String?
         do {
-            let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
-                form.appendPart(with: InputStream(data: payload), name: "big", fileName: "big.bin", length: Int64(size), mimeType: "application/octet-stream")
+            let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) {
+                form in
+                form.appendPart(
+                    with: InputStream(data: payload), name: "big", fileName: "big.bin", length: Int64(size),
+                    mimeType: "application/octet-stream")
             }
             let stream = try #require(request.httpBodyStream as? AFMultipartBodyStream)
             for segment in stream.bodySource.segments {
@@ -294,7 +302,8 @@ struct AFMultipartTests {
     }
 
     @Test func bodyStreamCopiesReadTheBodyAgain() throws {
-        let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"]) { form in
+        let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"]) {
+            form in
             form.appendPart(withFileData: Data(repeating: 1, count: 5000), name: "f", fileName: "f", mimeType: "x/y")
         }
         let stream = try #require(request.httpBodyStream as? AFMultipartBodyStream)
@@ -308,7 +317,8 @@ struct AFMultipartTests {
     }
 
     @Test func streamReportsBytesUntilTheEndAndThenAtEnd() throws {
-        let request = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"], constructingBodyWith: nil)
+        let request = try serializer().multipartFormRequest(
+            withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"], constructingBodyWith: nil)
         let stream = try #require(request.httpBodyStream)
         #expect(stream.streamStatus == .notOpen)
         stream.open()
@@ -354,7 +364,8 @@ struct AFMultipartTests {
         let serializer = AFHTTPRequestSerializer.serializer()
         serializer.multipartBoundary = "bad\r\nboundary"
         #expect(throws: AFURLRequestSerializationError.invalidBoundary("bad\r\nboundary")) {
-            try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"], constructingBodyWith: nil)
+            try serializer.multipartFormRequest(
+                withMethod: "POST", urlString: "http://example.com", parameters: ["a": "1"], constructingBodyWith: nil)
         }
     }
 }

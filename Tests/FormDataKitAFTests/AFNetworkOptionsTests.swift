@@ -13,17 +13,25 @@ import Testing
 struct AFNetworkOptionsTests {
     /// POSTs a form with a small file through a curl-backed manager with `policy`; the answer's
     /// status (the HTTPS test server answers JSON) or the error.
-    static func post(to url: URL, policy: AFSecurityPolicy, transport: any FormDataTransport = CurlTransport()) async -> Result<Int, any Error> {
+    static func post(to url: URL, policy: AFSecurityPolicy, transport: any FormDataTransport = CurlTransport()) async -> Result<
+        Int, any Error
+    > {
         let manager = AFHTTPSessionManager(baseURL: url, sessionConfiguration: nil, transport: transport)
         manager.securityPolicy = policy
         return await withCheckedContinuation { continuation in
-            _ = manager.post("upload", parameters: ["a": "1"], headers: nil, constructingBodyWith: { form in
-                form.appendPart(withFileData: Data(repeating: 3, count: 10_000), name: "file", fileName: "f.bin", mimeType: "application/octet-stream")
-            }, progress: nil, success: { task, _ in
-                continuation.resume(returning: .success(task.response?.statusCode ?? 0))
-            }, failure: { _, error in
-                continuation.resume(returning: .failure(error))
-            })
+            _ = manager.post(
+                "upload", parameters: ["a": "1"], headers: nil,
+                constructingBodyWith: { form in
+                    form.appendPart(
+                        withFileData: Data(repeating: 3, count: 10_000), name: "file", fileName: "f.bin",
+                        mimeType: "application/octet-stream")
+                }, progress: nil,
+                success: { task, _ in
+                    continuation.resume(returning: .success(task.response?.statusCode ?? 0))
+                },
+                failure: { _, error in
+                    continuation.resume(returning: .failure(error))
+                })
         }
     }
 
@@ -35,9 +43,10 @@ struct AFNetworkOptionsTests {
         defer { serverA.stop() }
         let serverB = try await HTTPSTestServer(certificateChain: certificates.selfSignedB.certificate, key: certificates.selfSignedB.key)
         defer { serverB.stop() }
-        let policy = AFSecurityPolicy.policy(withPinningMode: .publicKey,
-                                             withPinnedCertificates: [try TestCertificates.der(ofPEM: certificates.selfSignedA.certificate)])
-        policy.allowInvalidCertificates = true // self-signed: the key pin is the check, as AF code does it
+        let policy = AFSecurityPolicy.policy(
+            withPinningMode: .publicKey,
+            withPinnedCertificates: [try TestCertificates.der(ofPEM: certificates.selfSignedA.certificate)])
+        policy.allowInvalidCertificates = true  // self-signed: the key pin is the check, as AF code does it
         let accepted = await Self.post(to: serverA.url("/"), policy: policy)
         #expect((try? accepted.get()) == 200, "\(accepted)")
         let refused = await Self.post(to: serverB.url("/"), policy: policy)
@@ -56,8 +65,9 @@ struct AFNetworkOptionsTests {
         defer { issued.stop() }
         let other = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { other.stop() }
-        let policy = AFSecurityPolicy.policy(withPinningMode: .certificate,
-                                             withPinnedCertificates: [try TestCertificates.der(ofPEM: certificates.issued.leaf)])
+        let policy = AFSecurityPolicy.policy(
+            withPinningMode: .certificate,
+            withPinnedCertificates: [try TestCertificates.der(ofPEM: certificates.issued.leaf)])
         let accepted = await Self.post(to: issued.url("/"), policy: policy)
         #expect((try? accepted.get()) == 200, "\(accepted)")
         let refused = await Self.post(to: other.url("/"), policy: policy)
@@ -93,7 +103,8 @@ struct AFNetworkOptionsTests {
             lock.withLock { recorded.append(request) }
             Thread.detachNewThread {
                 observer.transportDidReceiveResponse(TransportResponseHead(statusCode: 200, headers: ["Content-Type": "application/json"]))
-                observer.transportDidComplete(.success(FormDataResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))))
+                observer.transportDidComplete(
+                    .success(FormDataResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))))
             }
             return Task()
         }
@@ -104,11 +115,14 @@ struct AFNetworkOptionsTests {
         let transport = RecordingTransport()
         let manager = AFHTTPSessionManager(baseURL: URL(string: "http://127.0.0.1:9/"), sessionConfiguration: nil, transport: transport)
         let done: Bool = await withCheckedContinuation { continuation in
-            _ = manager.post("upload", parameters: nil, headers: nil, constructingBodyWith: { form in
-                form.appendPart(withFileData: Data(repeating: 1, count: 1000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
-                form.throttleBandwidth(withPacketSize: 16 * 1024, delay: 0.2)
-            }, progress: nil, success: { _, _ in continuation.resume(returning: true) },
-               failure: { _, _ in continuation.resume(returning: false) })
+            _ = manager.post(
+                "upload", parameters: nil, headers: nil,
+                constructingBodyWith: { form in
+                    form.appendPart(
+                        withFileData: Data(repeating: 1, count: 1000), name: "f", fileName: "f.bin", mimeType: "application/octet-stream")
+                    form.throttleBandwidth(withPacketSize: 16 * 1024, delay: 0.2)
+                }, progress: nil, success: { _, _ in continuation.resume(returning: true) },
+                failure: { _, _ in continuation.resume(returning: false) })
         }
         #expect(done)
         #expect(transport.requests.first?.network.maximumUploadBytesPerSecond == 81_920)
@@ -121,9 +135,10 @@ struct AFNetworkOptionsTests {
         for handles in [true, false] {
             manager.requestSerializer.httpShouldHandleCookies = handles ? nil : false
             let done: Bool = await withCheckedContinuation { continuation in
-                _ = manager.get("x", parameters: nil, headers: nil, progress: nil,
-                                success: { _, _ in continuation.resume(returning: true) },
-                                failure: { _, _ in continuation.resume(returning: false) })
+                _ = manager.get(
+                    "x", parameters: nil, headers: nil, progress: nil,
+                    success: { _, _ in continuation.resume(returning: true) },
+                    failure: { _, _ in continuation.resume(returning: false) })
             }
             #expect(done)
             #expect(transport.requests.last?.network.usesCookieJar == handles)

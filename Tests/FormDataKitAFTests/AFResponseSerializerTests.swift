@@ -75,7 +75,8 @@ struct AFResponseSerializerTests {
 
     @Test func httpSerializerReturnsTheData() throws {
         let data = Data("raw".utf8)
-        #expect(try AFHTTPResponseSerializer.serializer().responseObject(for: response(type: "anything/at-all"), data: data) as? Data == data)
+        #expect(
+            try AFHTTPResponseSerializer.serializer().responseObject(for: response(type: "anything/at-all"), data: data) as? Data == data)
     }
 
     @Test func copyKeepsSettings() {

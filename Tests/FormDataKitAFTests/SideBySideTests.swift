@@ -117,11 +117,14 @@ struct SideBySideTests {
             asiRequest.addData(Data("hi".utf8), withFileName: "f.txt", andContentType: "text/plain", forKey: "file")
             try asiRequest.addFile(photo.path, withFileName: "photo.jpg", andContentType: "image/jpeg", forKey: "photo")
             try asiRequest.buildPostBody()
-            let asiBody = try asiRequest.postBodyFilePath.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? asiRequest.postBody ?? Data()
+            let asiBody =
+                try asiRequest.postBodyFilePath.map { try Data(contentsOf: URL(fileURLWithPath: $0)) } ?? asiRequest.postBody ?? Data()
 
             let serializer = AFHTTPRequestSerializer.serializer()
             serializer.multipartBoundary = TestSupport.boundary
-            let afRequest = try serializer.multipartFormRequest(withMethod: "POST", urlString: "http://example.com/upload", parameters: ["a": "1"]) { form in
+            let afRequest = try serializer.multipartFormRequest(
+                withMethod: "POST", urlString: "http://example.com/upload", parameters: ["a": "1"]
+            ) { form in
                 form.appendPart(withFileData: Data("hi".utf8), name: "file", fileName: "f.txt", mimeType: "text/plain")
                 try form.appendPart(withFileURL: photo, name: "photo")
             }

@@ -129,8 +129,13 @@ struct ParsedMultipart: Equatable {
         var headers: [(name: String, value: String)] = []
         var index = 0
         while true {
-            guard let lineEnd = find(Array("\r\n".utf8), in: bytes, from: index) else { throw Malformed(description: "unterminated header") }
-            if lineEnd == index { index += 2; break }
+            guard let lineEnd = find(Array("\r\n".utf8), in: bytes, from: index) else {
+                throw Malformed(description: "unterminated header")
+            }
+            if lineEnd == index {
+                index += 2
+                break
+            }
             let line = String(decoding: bytes[index..<lineEnd], as: UTF8.self)
             guard let colon = line.firstIndex(of: ":") else { throw Malformed(description: "header without colon: \(line)") }
             let name = String(line[..<colon])
@@ -179,15 +184,15 @@ struct WerkzeugForm: Decodable, Equatable {
         defer { try? FileManager.default.removeItem(at: directory) }
         let bodyURL = try TestSupport.write(body, named: "body", in: directory)
         let script = """
-        import sys, json, base64, io
-        from werkzeug.formparser import parse_form_data
-        body = open(sys.argv[1], 'rb').read()
-        env = {'REQUEST_METHOD': 'POST', 'CONTENT_TYPE': sys.argv[2], 'CONTENT_LENGTH': str(len(body)), 'wsgi.input': io.BytesIO(body)}
-        stream, form, files = parse_form_data(env)
-        out = {'form': [[k, v] for k, v in form.items(multi=True)],
-               'files': [{k: {'filename': f.filename, 'content_type': f.content_type, 'base64': base64.b64encode(f.read()).decode()}} for k, f in files.items(multi=True)]}
-        print(json.dumps(out))
-        """
+            import sys, json, base64, io
+            from werkzeug.formparser import parse_form_data
+            body = open(sys.argv[1], 'rb').read()
+            env = {'REQUEST_METHOD': 'POST', 'CONTENT_TYPE': sys.argv[2], 'CONTENT_LENGTH': str(len(body)), 'wsgi.input': io.BytesIO(body)}
+            stream, form, files = parse_form_data(env)
+            out = {'form': [[k, v] for k, v in form.items(multi=True)],
+                   'files': [{k: {'filename': f.filename, 'content_type': f.content_type, 'base64': base64.b64encode(f.read()).decode()}} for k, f in files.items(multi=True)]}
+            print(json.dumps(out))
+            """
         let result = try await SpawnedProcess.run("/usr/bin/env", ["python3", "-c", script, bodyURL.path, contentType])
         guard result.termination.succeeded else {
             throw ParsedMultipart.Malformed(description: "werkzeug failed: \(String(decoding: result.stderr, as: UTF8.self))")

@@ -20,16 +20,23 @@ struct AFSecurityPolicyTests {
         let transport = AsyncHTTPClientTransport(configuration: try .init(pinning: try policy.trustAnchorPinning()))
         let manager = AFHTTPSessionManager(baseURL: server.url("/"), sessionConfiguration: nil, transport: transport)
         let result: Result<Answer, any Error> = await withCheckedContinuation { continuation in
-            _ = manager.post("upload", parameters: ["a": "1"], headers: nil, constructingBodyWith: { form in
-                // A file part: streamed by the AsyncHTTPClient transport, never spooled.
-                try form.appendPart(withFileURL: file, name: "file")
-            }, progress: nil, success: { _, object in
-                let value = object as? [String: Any] ?? [:]
-                continuation.resume(returning: .success(Answer(method: value["method"] as? String,
-                                                               bytes: value["bytes"] as? Int ?? 0)))
-            }, failure: { _, error in
-                continuation.resume(returning: .failure(error))
-            })
+            _ = manager.post(
+                "upload", parameters: ["a": "1"], headers: nil,
+                constructingBodyWith: { form in
+                    // A file part: streamed by the AsyncHTTPClient transport, never spooled.
+                    try form.appendPart(withFileURL: file, name: "file")
+                }, progress: nil,
+                success: { _, object in
+                    let value = object as? [String: Any] ?? [:]
+                    continuation.resume(
+                        returning: .success(
+                            Answer(
+                                method: value["method"] as? String,
+                                bytes: value["bytes"] as? Int ?? 0)))
+                },
+                failure: { _, error in
+                    continuation.resume(returning: .failure(error))
+                })
         }
         try await transport.shutdown()
         return result

@@ -80,18 +80,20 @@ struct AsyncHTTPClientTransportTests {
             let source = try #require(request.bodySource)
             // Hashed on a plain thread: a debug-build SHA-256 of many MiB must not hold a
             // cooperative thread the receiver needs.
-            let expectedHash: String? = hashBody ? try await Support.blocking { () throws -> String in
-                var hash = SHA256()
-                let reader = source.makeReader()
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-                defer { buffer.deallocate() }
-                while true {
-                    let count = try reader.read(into: buffer)
-                    if count == 0 { break }
-                    hash.update(bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                }
-                return hash.hexDigest
-            } : nil
+            let expectedHash: String? =
+                hashBody
+                ? try await Support.blocking { () throws -> String in
+                    var hash = SHA256()
+                    let reader = source.makeReader()
+                    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                    defer { buffer.deallocate() }
+                    while true {
+                        let count = try reader.read(into: buffer)
+                        if count == 0 { break }
+                        hash.update(bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                    return hash.hexDigest
+                } : nil
             let response = try await request.start()
             #expect(response.statusCode == 200)
             guard case .source(let sent)? = transport.sentBodies.first else {
@@ -107,7 +109,9 @@ struct AsyncHTTPClientTransportTests {
             #expect(request.uploadProgress.fractionCompleted == 1.0)
             #expect(request.totalBytesSent == source.length)
             let peak = Self.peakRSSMiB().map { String(format: "%.1f MiB", $0) } ?? "unknown"
-            print("AsyncHTTPClient streamed \(source.length) bytes (\(mebibytes) MiB of files + 10 fields), no temp file; test process peak RSS \(peak)")
+            print(
+                "AsyncHTTPClient streamed \(source.length) bytes (\(mebibytes) MiB of files + 10 fields), no temp file; test process peak RSS \(peak)"
+            )
         }
     }
 
@@ -126,8 +130,11 @@ struct AsyncHTTPClientTransportTests {
             try handle.close()
             let delegate = RecordingDelegate()
             request.delegate = delegate
-            await #expect(throws: FormDataError.internalErrorWhileBuilding(underlying: .fileChanged(
-                path: file.path, expectedSize: 3_000_000, actualSize: 3_000_005))) {
+            await #expect(
+                throws: FormDataError.internalErrorWhileBuilding(
+                    underlying: .fileChanged(
+                        path: file.path, expectedSize: 3_000_000, actualSize: 3_000_005))
+            ) {
                 try await request.start()
             }
             #expect(delegate.log.last == "failed")
@@ -181,7 +188,7 @@ struct AsyncHTTPClientTransportTests {
         let spooled = try #require(viaAHC.postBodyFilePath)
         #expect(FileManager.default.fileExists(atPath: spooled))
         #expect(try Data(contentsOf: URL(fileURLWithPath: spooled)) == viaAHC.bodySource?.readAll())
-        viaAHC.setPostValue("w", forKey: "k") // stale: the spool goes with the body
+        viaAHC.setPostValue("w", forKey: "k")  // stale: the spool goes with the body
         #expect(!FileManager.default.fileExists(atPath: spooled))
     }
 
@@ -191,26 +198,27 @@ struct AsyncHTTPClientTransportTests {
         // (on the cooperative pool) are held up by whatever else the process runs (alone it takes
         // ~1 s; beside the other suites it timed out), and no test may depend on another's timing.
         try await Isolation.run(case: "urlsession") {
-        let file = try Support.makeFile(size: 100_000, seed: 41)
-        defer { file.remove() }
-        try await Support.withReceiver { receiver in
-            let request = FormDataRequest(url: receiver.url("/upload"))
-            request.transport = AsyncHTTPClientTransport.shared
-            try request.addFile(file.path, forKey: "file")
-            try request.buildPostBody()
-            let source = try #require(request.bodySource)
-            let headers = [(name: "Content-Type", value: try #require(request.requestHeaders["Content-Type"]))]
-            let sent = TransportRequest(url: receiver.url("/upload"), method: "POST", headers: headers,
-                                        body: .source(source), timeoutInterval: 10)
-            // Its own session: no other suite's cancelled or stalled uploads share it.
-            let transport = URLSessionTransport()
-            let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
-                _ = transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
+            let file = try Support.makeFile(size: 100_000, seed: 41)
+            defer { file.remove() }
+            try await Support.withReceiver { receiver in
+                let request = FormDataRequest(url: receiver.url("/upload"))
+                request.transport = AsyncHTTPClientTransport.shared
+                try request.addFile(file.path, forKey: "file")
+                try request.buildPostBody()
+                let source = try #require(request.bodySource)
+                let headers = [(name: "Content-Type", value: try #require(request.requestHeaders["Content-Type"]))]
+                let sent = TransportRequest(
+                    url: receiver.url("/upload"), method: "POST", headers: headers,
+                    body: .source(source), timeoutInterval: 10)
+                // Its own session: no other suite's cancelled or stalled uploads share it.
+                let transport = URLSessionTransport()
+                let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
+                    _ = transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
+                }
+                #expect(try result.get().statusCode == 200)
+                #expect(receiver.lastRequest?.form?.file("file")?.sha256 == file.sha256)
+                #expect(receiver.lastRequest?.contentLength == Int(source.length))
             }
-            #expect(try result.get().statusCode == 200)
-            #expect(receiver.lastRequest?.form?.file("file")?.sha256 == file.sha256)
-            #expect(receiver.lastRequest?.contentLength == Int(source.length))
-        }
         }
     }
 }

@@ -10,7 +10,9 @@ public enum ChildProcess {
         public var status: Int32
         /// Whether the child was ended by a signal (a crash or a kill) rather than exiting.
         public var signalled: Bool
+        /// Everything the child wrote to standard output.
         public var stdout: Data
+        /// Everything the child wrote to standard error.
         public var stderr: Data
     }
 

@@ -34,28 +34,43 @@ public struct TestCertificates: Sendable {
         do {
             let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"]
             func selfSigned(_ name: String) throws -> (String, String) {
-                let certificate = "\(directory)/\(name).pem", key = "\(directory)/\(name).key"
-                try run(["req", "-x509"] + ec + ["-keyout", key, "-out", certificate, "-subj", "/CN=127.0.0.1",
-                         "-addext", "subjectAltName=IP:127.0.0.1"])
+                let certificate = "\(directory)/\(name).pem"
+                let key = "\(directory)/\(name).key"
+                try run(
+                    ["req", "-x509"] + ec + [
+                        "-keyout", key, "-out", certificate, "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1",
+                    ])
                 return (certificate, key)
             }
             let a = try selfSigned("a")
             let b = try selfSigned("b")
-            let ca = "\(directory)/ca.pem", caKey = "\(directory)/ca.key"
-            try run(["req", "-x509"] + ec + ["-keyout", caKey, "-out", ca, "-subj", "/CN=FormDataKit Test CA",
-                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"])
-            let leaf = "\(directory)/leaf.pem", leafKey = "\(directory)/leaf.key", csr = "\(directory)/leaf.csr"
+            let ca = "\(directory)/ca.pem"
+            let caKey = "\(directory)/ca.key"
+            try run(
+                ["req", "-x509"] + ec + [
+                    "-keyout", caKey, "-out", ca, "-subj", "/CN=FormDataKit Test CA",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                ])
+            let leaf = "\(directory)/leaf.pem"
+            let leafKey = "\(directory)/leaf.key"
+            let csr = "\(directory)/leaf.csr"
             let extensions = "\(directory)/leaf.ext"
             try "subjectAltName=IP:127.0.0.1\n".write(toFile: extensions, atomically: true, encoding: .utf8)
-            try run(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                     "-keyout", leafKey, "-out", csr, "-subj", "/CN=127.0.0.1"])
-            try run(["x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-days", "2",
-                     "-out", leaf, "-extfile", extensions])
+            try run([
+                "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", leafKey, "-out", csr, "-subj", "/CN=127.0.0.1",
+            ])
+            try run([
+                "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-days", "2",
+                "-out", leaf, "-extfile", extensions,
+            ])
             let chain = "\(directory)/chain.pem"
             let chainText = try String(contentsOfFile: leaf, encoding: .utf8) + String(contentsOfFile: ca, encoding: .utf8)
             try chainText.write(toFile: chain, atomically: true, encoding: .utf8)
-            return TestCertificates(directory: directory, selfSignedA: a, selfSignedB: b, certificateAuthority: ca,
-                                    issued: (chain, leaf, leafKey))
+            return TestCertificates(
+                directory: directory, selfSignedA: a, selfSignedB: b, certificateAuthority: ca,
+                issued: (chain, leaf, leafKey))
         } catch {
             try? FileManager.default.removeItem(atPath: directory)
             throw error
@@ -78,7 +93,9 @@ public struct TestCertificates: Sendable {
     private static func run(_ arguments: [String]) throws {
         let result = try SpawnedProcess.runBlocking("/usr/bin/env", ["openssl"] + arguments)
         guard result.termination.succeeded else {
-            throw Failure(description: "openssl \(arguments.joined(separator: " ")): \(String(decoding: result.stdout + result.stderr, as: UTF8.self))")
+            throw Failure(
+                description:
+                    "openssl \(arguments.joined(separator: " ")): \(String(decoding: result.stdout + result.stderr, as: UTF8.self))")
         }
     }
 }

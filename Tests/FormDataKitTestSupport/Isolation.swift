@@ -69,8 +69,9 @@ public enum Isolation {
                 "swift-corelibs-foundation: try! in _EasyHandle._PauseState.setState when an upload is ended mid-body",
                 isIntermittent: true
             ) {
-                Issue.record("\(crashes) of the children running \(test)#\(caseName) crashed in \(knownCrashFrame)",
-                             sourceLocation: sourceLocation)
+                Issue.record(
+                    "\(crashes) of the children running \(test)#\(caseName) crashed in \(knownCrashFrame)",
+                    sourceLocation: sourceLocation)
             }
         }
         if case .failed(let why) = outcome {

@@ -16,8 +16,10 @@ package final class PortAnnouncingProcess: Sendable {
     /// task waits without holding a thread of the Swift concurrency pool, which the other tests'
     /// servers need (see ``SpawnedProcess``).
     /// - Throws: `description(text)` when the first line is not a `PORT` line (the process is ended).
-    package init(executable: String = "/usr/bin/env", arguments: [String],
-                 failure description: (String) -> any Error) async throws {
+    package init(
+        executable: String = "/usr/bin/env", arguments: [String],
+        failure description: (String) -> any Error
+    ) async throws {
         process = try SpawnedProcess(executable, arguments, stdin: .pipe, stdout: .pipe, stderr: .inherit)
         let line = await SpawnedProcess.readFirstLine(process.standardOutput!)
         let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -84,8 +84,10 @@ package final class SpawnedProcess: @unchecked Sendable {
 
     /// Starts `executable` (an absolute path) with `arguments`; its environment is this
     /// process's, with `environment` added over it.
-    package init(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                 stdin: Stream = .null, stdout: Stream = .pipe, stderr: Stream = .pipe) throws {
+    package init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        stdin: Stream = .null, stdout: Stream = .pipe, stderr: Stream = .pipe
+    ) throws {
         #if canImport(Darwin)
         var actions: posix_spawn_file_actions_t = nil
         #else
@@ -93,7 +95,7 @@ package final class SpawnedProcess: @unchecked Sendable {
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var childEnds: [Int32] = [] // the child's ends, closed here after the spawn
+        var childEnds: [Int32] = []  // the child's ends, closed here after the spawn
         defer { childEnds.forEach { close($0) } }
 
         func pipeEnds() throws -> (read: Int32, write: Int32) {
@@ -206,7 +208,8 @@ package final class SpawnedProcess: @unchecked Sendable {
         repeat { result = waitpid(pid, &status, 0) } while result == -1 && errno == EINTR
         // WIFSIGNALED / WTERMSIG / WEXITSTATUS, written out (they are macros).
         let signal = status & 0x7F
-        let ended = result == -1
+        let ended =
+            result == -1
             ? Termination(status: -1, signalled: false)
             : (signal != 0 && signal != 0x7F
                 ? Termination(status: signal, signalled: true)
@@ -296,8 +299,10 @@ package final class SpawnedProcess: @unchecked Sendable {
     /// Runs `executable` with `arguments` to its end and collects both outputs (each read on a
     /// thread of its own, so a child that fills one pipe never blocks); standard input is
     /// `/dev/null`.
-    package static func run(_ executable: String, _ arguments: [String],
-                            environment: [String: String] = [:]) async throws -> Output {
+    package static func run(
+        _ executable: String, _ arguments: [String],
+        environment: [String: String] = [:]
+    ) async throws -> Output {
         let process = try SpawnedProcess(executable, arguments, environment: environment)
         async let stdout = readToEnd(process.standardOutput!)
         async let stderr = readToEnd(process.standardError!)
@@ -307,8 +312,10 @@ package final class SpawnedProcess: @unchecked Sendable {
 
     /// ``run(_:_:environment:)`` for a caller that is already on a thread of its own (never the
     /// Swift concurrency pool): blocks until the child ends.
-    package static func runBlocking(_ executable: String, _ arguments: [String],
-                                    environment: [String: String] = [:]) throws -> Output {
+    package static func runBlocking(
+        _ executable: String, _ arguments: [String],
+        environment: [String: String] = [:]
+    ) throws -> Output {
         let process = try SpawnedProcess(executable, arguments, environment: environment)
         let errors = Locked(Data())
         let errorsRead = DispatchSemaphore(value: 0)

@@ -42,8 +42,10 @@ package enum FormEncoder {
         }
         var builder = BodyBuilder(encoding: encoding, debug: debug)
         builder.appendDebugOnly(DebugMarker.urlEncodedStart)
-        builder.appendEncoded(bytes, debugText: redacting.isEmpty
-            ? String(decoding: bytes, as: UTF8.self) : Self.redactedURLEncodedText(form, encoding: encoding, redacting: redacting))
+        builder.appendEncoded(
+            bytes,
+            debugText: redacting.isEmpty
+                ? String(decoding: bytes, as: UTF8.self) : Self.redactedURLEncodedText(form, encoding: encoding, redacting: redacting))
         builder.appendDebugOnly(DebugMarker.urlEncodedEnd)
         return EncodedBody(
             source: builder.finish(),

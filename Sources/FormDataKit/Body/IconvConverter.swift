@@ -90,7 +90,8 @@ package enum Iconv {
             let (result, error): (Int, Int32) = output.withUnsafeMutableBytes { out in
                 var outPointer: UnsafeMutablePointer<CChar>? = (out.baseAddress! + produced).assumingMemoryBound(to: CChar.self)
                 var outLeft = out.count - produced
-                let result = flushing
+                let result =
+                    flushing
                     ? iconv(descriptor, nil, nil, &outPointer, &outLeft)
                     : iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
                 let error = result == -1 ? errno : 0

@@ -48,7 +48,9 @@ package struct MultipartPart: Sendable {
     package static func value(name: String, content: Content) -> MultipartPart {
         MultipartPart(
             fieldName: name,
-            headers: [MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))],
+            headers: [
+                MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))
+            ],
             content: content, contentType: nil)
     }
 
@@ -64,7 +66,8 @@ package struct MultipartPart: Sendable {
         MultipartPart(
             fieldName: name,
             headers: [
-                MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
+                MultipartHeader(
+                    name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
                 MultipartHeader(name: "Content-Type", value: contentType),
             ],
             content: content, contentType: contentType)

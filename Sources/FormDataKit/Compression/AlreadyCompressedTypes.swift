@@ -48,7 +48,8 @@ public enum AlreadyCompressedTypes {
 
     /// Whether `contentType` (parameters allowed, any case) is in the list.
     public static func contains(_ contentType: String) -> Bool {
-        let bare = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+        let bare =
+            contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
             .first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if exactTypes.contains(bare) { return true }
         return typePrefixes.contains { bare.hasPrefix($0) }

@@ -95,7 +95,8 @@ package enum BodyCompressor {
     /// Throws ``FormDataError/compressionFailed(code:message:)`` unless `threads` is 0 (automatic) or more.
     package static func validate(threads: Int) throws(FormDataError) {
         guard threads >= 0 else {
-            throw .compressionFailed(code: Z_STREAM_ERROR, message: "invalid compression thread count \(threads) (use 0 for automatic, or 1 or more)")
+            throw .compressionFailed(
+                code: Z_STREAM_ERROR, message: "invalid compression thread count \(threads) (use 0 for automatic, or 1 or more)")
         }
     }
 

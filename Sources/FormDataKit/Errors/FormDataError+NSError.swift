@@ -44,8 +44,9 @@ extension FormDataError: CustomNSError {
         switch self {
         case .connectionFailure(let underlying), .timedOut(let underlying), .authenticationNeeded(let underlying),
             .unableToCreateRequest(let underlying), .tooMuchRedirection(let underlying):
-            return NSError(domain: underlying.domain, code: underlying.code,
-                           userInfo: [NSLocalizedDescriptionKey: underlying.message])
+            return NSError(
+                domain: underlying.domain, code: underlying.code,
+                userInfo: [NSLocalizedDescriptionKey: underlying.message])
         case .internalErrorWhileBuilding(let wrapped), .fileManagement(let wrapped), .compression(let wrapped):
             return wrapped as NSError
         default:

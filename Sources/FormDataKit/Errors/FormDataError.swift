@@ -164,6 +164,7 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
     /// The full description with its details (``description``).
     public var failureReason: String? { description }
 
+    /// What went wrong, with the path, field, encoding or underlying error concerned.
     public var description: String {
         switch self {
         case .fileNotFound(let path):
@@ -177,15 +178,18 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         case .unencodableString(let field, let role, let encoding):
             return "The \(role.rawValue) of field '\(field)' cannot be represented in \(IANACharset.name(for: encoding) ?? "\(encoding)")"
         case .unsupportedEncoding(let encoding):
-            return "The string encoding \(IANACharset.name(for: encoding) ?? "with raw value \(encoding.rawValue)") is not ASCII-compatible and cannot be used for form bodies"
+            return
+                "The string encoding \(IANACharset.name(for: encoding) ?? "with raw value \(encoding.rawValue)") is not ASCII-compatible and cannot be used for form bodies"
         case .invalidHeaderValue(let field, let value):
             return "The header value \(value.debugDescription) for field '\(field)' contains CR, LF or NUL"
         case .invalidRequestHeader(let name, let value):
-            return "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"
+            return
+                "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"
         case .boundaryCollision(let boundary, let field):
             return "The multipart boundary \(boundary) occurs in the content of field '\(field)'"
         case .rawBodyWithFormFields(let field):
-            return "The request has a raw body (appendPostData, postBody or postBodyFilePath) and form field '\(field)': only one can be the body"
+            return
+                "The request has a raw body (appendPostData, postBody or postBodyFilePath) and form field '\(field)': only one can be the body"
         case .temporaryFileFailed(let path, let operation, let code):
             return "Temporary file \(path): \(operation) failed: \(Self.systemMessage(code))"
         case .compressionFailed(let code, let message):

@@ -26,8 +26,9 @@ struct BuiltBody: Sendable {
     /// The boundary used, for multipart bodies.
     var boundary: String?
 
-    static let none = BuiltBody(source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
-                                debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+    static let none = BuiltBody(
+        source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
+        debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
 
     /// The `Content-Encoding` the body needs (`gzip` for a compressed body), or nil.
     var contentEncoding: String? { compressed == nil ? nil : "gzip" }

@@ -51,7 +51,9 @@ extension FormDataRequest {
         get {
             state.withLock { state in
                 if let body = state.built?.postBody { return body }
-                guard state.built == nil, let raw = state.rawBody, raw.allSatisfy({ if case .bytes = $0 { true } else { false } }) else { return nil }
+                guard state.built == nil, let raw = state.rawBody, raw.allSatisfy({ if case .bytes = $0 { true } else { false } }) else {
+                    return nil
+                }
                 return raw.reduce(into: Data()) { if case .bytes(let data) = $1 { $0.append(data) } }
             }
         }
@@ -190,8 +192,9 @@ extension FormDataRequest {
                 form, encoding: snapshot.stringEncoding, boundary: snapshot.boundary,
                 regenerateOnCollision: !snapshot.boundaryIsCustom, debug: debug, redacting: snapshot.debugBodyRedactedFields)
         } else {
-            encoded = try FormEncoder.urlEncoded(form, encoding: snapshot.stringEncoding, debug: debug,
-                                                 redacting: snapshot.debugBodyRedactedFields)
+            encoded = try FormEncoder.urlEncoded(
+                form, encoding: snapshot.stringEncoding, debug: debug,
+                redacting: snapshot.debugBodyRedactedFields)
         }
         let built = BuiltBody(
             source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,
@@ -218,8 +221,9 @@ extension FormDataRequest {
         }
         let source = BodySource(segments: segments)
         guard source.length > 0 else { return .none }
-        let built = BuiltBody(source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
-                              debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+        let built = BuiltBody(
+            source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
+            debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
         return try place(built, onDisk: hasFile || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
     }
 

@@ -142,7 +142,11 @@ extension FormDataRequest {
     /// Cookies sent with this request in addition to the jar's (ASI's `requestCookies`); only
     /// their names and values are sent. Not sent after a redirect to another origin.
     public var requestCookies: [HTTPCookie] {
-        get { sending.withLock { $0.settings.network.requestCookies }.compactMap { HTTPCookie(properties: [.name: $0.name, .value: $0.value, .path: "/", .domain: url.host ?? "localhost"]) } }
+        get {
+            sending.withLock { $0.settings.network.requestCookies }.compactMap {
+                HTTPCookie(properties: [.name: $0.name, .value: $0.value, .path: "/", .domain: url.host ?? "localhost"])
+            }
+        }
         set { sending.withLock { $0.settings.network.requestCookies = newValue.map { RequestCookie(name: $0.name, value: $0.value) } } }
     }
 

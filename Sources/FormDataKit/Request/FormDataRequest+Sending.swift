@@ -91,8 +91,11 @@ extension FormDataRequest {
     /// Builds what the transport sends from the current state (after a successful build).
     func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
         let settings = sending.withLock {
-            ($0.settings.timeOutSeconds, $0.settings.allowCompressedResponse, $0.settings.userAgentString, $0.settings.username, $0.settings.password,
-             $0.settings.maximumDecompressedResponseSize, $0.settings.maximumResponseSize)
+            (
+                $0.settings.timeOutSeconds, $0.settings.allowCompressedResponse, $0.settings.userAgentString, $0.settings.username,
+                $0.settings.password,
+                $0.settings.maximumDecompressedResponseSize, $0.settings.maximumResponseSize
+            )
         }
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
         let network = networkOptions()
@@ -119,16 +122,20 @@ extension FormDataRequest {
         let transportAnswersChallenges = chosenTransport.answersAuthenticationChallenges
         if !transportAnswersChallenges, let option = Self.optionOnlyCurlApplies(in: network) {
             // Never a silently different request: a setting the transport cannot apply is an error.
-            return .failure(.unableToCreateRequest(underlying: UnderlyingError(
-                domain: "FormDataKit", code: 0,
-                message: "\(option) is set but \(type(of: chosenTransport)) cannot apply it; send with CurlTransport")))
+            return .failure(
+                .unableToCreateRequest(
+                    underlying: UnderlyingError(
+                        domain: "FormDataKit", code: 0,
+                        message: "\(option) is set but \(type(of: chosenTransport)) cannot apply it; send with CurlTransport")))
         }
         return state.withLock { state in
             guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 state.url.host != nil
             else {
-                return .failure(.unableToCreateRequest(underlying: UnderlyingError(
-                    domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
+                return .failure(
+                    .unableToCreateRequest(
+                        underlying: UnderlyingError(
+                            domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
             }
             var headers: [(name: String, value: String)] = state.effectiveHeaders
                 .filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }

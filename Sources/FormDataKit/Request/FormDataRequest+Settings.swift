@@ -181,8 +181,10 @@ extension FormDataRequest {
         sending.withLock { state in
             state.results.responseStatusCode == 0
                 ? nil
-                : TransportResponseHead(statusCode: state.results.responseStatusCode, headers: [:],
-                                        reasonPhrase: state.results.responseReasonPhrase).statusLine
+                : TransportResponseHead(
+                    statusCode: state.results.responseStatusCode, headers: [:],
+                    reasonPhrase: state.results.responseReasonPhrase
+                ).statusLine
         }
     }
 

@@ -216,7 +216,8 @@ public final class FormDataRequest: Sendable {
     /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
     /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
     /// sending nothing; add the file again to send its new contents.
-    public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
+    public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
+    {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
         mutateBody { $0.form.addFile(field) }
     }
@@ -227,7 +228,8 @@ public final class FormDataRequest: Sendable {
     }
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
-    public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws {
+    public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
+    {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
         mutateBody { $0.form.setFile(field) }
     }

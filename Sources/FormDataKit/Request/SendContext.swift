@@ -23,8 +23,10 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     /// callback queue itself (it runs them).
     private let inbox: CallbackInbox?
 
-    init(request: FormDataRequest, inbox: CallbackInbox? = nil,
-         completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+    init(
+        request: FormDataRequest, inbox: CallbackInbox? = nil,
+        completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
+    ) {
         self.request = request
         self.completion = completion
         self.inbox = inbox
@@ -132,7 +134,9 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
         if case .failure(.timedOut) = result {
             let retry = request.sending.withLock { state -> Bool in
-                guard !state.current.cancelRequested, state.results.retryCount < state.settings.numberOfTimesToRetryOnTimeout else { return false }
+                guard !state.current.cancelRequested, state.results.retryCount < state.settings.numberOfTimesToRetryOnTimeout else {
+                    return false
+                }
                 state.results.retryCount += 1
                 state.current.currentTask = nil
                 return true

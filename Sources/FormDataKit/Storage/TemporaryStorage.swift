@@ -88,7 +88,10 @@ public enum TemporaryStorage {
             for attempt in 0..<3 {
                 let owned: Owned
                 do throws(FormDataError) { owned = try usableDirectory(&state) } catch { return .failure(error) }
-                let number = counter.withLock { value -> UInt64 in value += 1; return value }
+                let number = counter.withLock { value -> UInt64 in
+                    value += 1
+                    return value
+                }
                 let name = "\(purpose)-\(number)-\(randomSuffix())"
                 let path = "\(owned.path)/\(name)"
                 // Relative to the checked directory's descriptor: no path walk to race with.
@@ -117,7 +120,8 @@ public enum TemporaryStorage {
     /// - Returns: the file, removed when released.
     /// - Throws: ``FormDataError/temporaryFileFailed(path:operation:errno:)`` when the file cannot
     ///   be made, or what `write` throws.
-    package static func writeNewFile(purpose: String, _ write: (_ descriptor: Int32, _ path: String) throws -> Void) throws -> TemporaryFile {
+    package static func writeNewFile(purpose: String, _ write: (_ descriptor: Int32, _ path: String) throws -> Void) throws -> TemporaryFile
+    {
         let (file, fd) = try makeFile(purpose: purpose)
         defer { close(fd) }
         do {
@@ -239,7 +243,8 @@ public enum TemporaryStorage {
         } else {
             lockFD = openat(directoryFD, stagingName, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if lockFD < 0 || flock(lockFD, LOCK_EX | LOCK_NB) != 0
-                || renameat(directoryFD, stagingName, directoryFD, lockFileName) != 0 {
+                || renameat(directoryFD, stagingName, directoryFD, lockFileName) != 0
+            {
                 code = errno
             }
         }

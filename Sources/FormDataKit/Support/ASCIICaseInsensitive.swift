@@ -2,17 +2,19 @@ extension StringProtocol {
     /// Whether `self` equals `other` when ASCII letters are compared without case (the rule for
     /// HTTP header names). Much cheaper than Foundation's `caseInsensitiveCompare` on hot paths.
     package func equalsIgnoringASCIICase<Other: StringProtocol>(_ other: Other) -> Bool {
-        let lhs = utf8, rhs = other.utf8
+        let lhs = utf8
+        let rhs = other.utf8
         guard lhs.count == rhs.count else { return false }
         // Native strings expose their UTF-8 contiguously: compare the buffers directly.
-        let contiguous: Bool? = lhs.withContiguousStorageIfAvailable { left in
-            rhs.withContiguousStorageIfAvailable { right in
-                for index in 0..<left.count where !Self.asciiCaseInsensitiveEqual(left[index], right[index]) {
-                    return false
+        let contiguous: Bool? =
+            lhs.withContiguousStorageIfAvailable { left in
+                rhs.withContiguousStorageIfAvailable { right in
+                    for index in 0..<left.count where !Self.asciiCaseInsensitiveEqual(left[index], right[index]) {
+                        return false
+                    }
+                    return true
                 }
-                return true
-            }
-        } ?? nil
+            } ?? nil
         if let contiguous { return contiguous }
         return zip(lhs, rhs).allSatisfy(Self.asciiCaseInsensitiveEqual)
     }

@@ -90,7 +90,8 @@ public struct SHA256: Sendable {
     private mutating func compress(_ block: UnsafeRawPointer, schedule w: UnsafeMutableBufferPointer<UInt32>) {
         for i in 0..<16 {
             let b = block + i * 4
-            w[i] = UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24
+            w[i] =
+                UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24
                 | UInt32(b.load(fromByteOffset: 1, as: UInt8.self)) << 16
                 | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8
                 | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
@@ -100,7 +101,14 @@ public struct SHA256: Sendable {
             let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
             w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
         }
-        var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+        var a = h[0]
+        var b = h[1]
+        var c = h[2]
+        var d = h[3]
+        var e = h[4]
+        var f = h[5]
+        var g = h[6]
+        var hh = h[7]
         for i in 0..<64 {
             let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
             let ch = (e & f) ^ (~e & g)
@@ -108,10 +116,23 @@ public struct SHA256: Sendable {
             let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
             let maj = (a & b) ^ (a & c) ^ (b & c)
             let t2 = s0 &+ maj
-            hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+            hh = g
+            g = f
+            f = e
+            e = d &+ t1
+            d = c
+            c = b
+            b = a
+            a = t1 &+ t2
         }
-        h[0] &+= a; h[1] &+= b; h[2] &+= c; h[3] &+= d
-        h[4] &+= e; h[5] &+= f; h[6] &+= g; h[7] &+= hh
+        h[0] &+= a
+        h[1] &+= b
+        h[2] &+= c
+        h[3] &+= d
+        h[4] &+= e
+        h[5] &+= f
+        h[6] &+= g
+        h[7] &+= hh
     }
 
     @inline(__always) private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }

@@ -54,7 +54,8 @@ enum ResponseCharset {
     static func decode(_ body: Data, contentType: String?) -> String {
         let encoding = encoding(forContentType: contentType) ?? .isoLatin1
         if let charset = LegacyCharsets.linuxReplacement(for: encoding) ?? LegacyCharsets.charset(for: encoding),
-            let text = CharsetConverter.decode(body, charset) {
+            let text = CharsetConverter.decode(body, charset)
+        {
             return text
         }
         return String(data: body, encoding: encoding) ?? String(decoding: body, as: UTF8.self)

@@ -44,6 +44,7 @@ extension FormDataTransport {
 
 /// The forms in which a transport can take a request body (``TransportRequest/Body``).
 public struct TransportBodyForms: OptionSet, Sendable, Hashable {
+    /// The set's bits.
     public let rawValue: UInt8
     /// Makes a set from its raw bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }

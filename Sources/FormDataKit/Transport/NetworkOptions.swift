@@ -6,7 +6,9 @@ import Foundation
 public struct NetworkOptions: Sendable, Equatable {
     /// A user name and password, with the Windows domain for NTLM.
     public struct Credentials: Sendable, Equatable {
+        /// The user name.
         public var user: String
+        /// The password.
         public var password: String
         /// The NTLM domain (ASI's `domain`); sent as `DOMAIN\user`.
         public var domain: String?
@@ -35,8 +37,11 @@ public struct NetworkOptions: Sendable, Equatable {
 
     /// A proxy to send through.
     public struct Proxy: Sendable, Equatable {
+        /// The proxy's host name or address.
         public var host: String
+        /// The proxy's port.
         public var port: Int
+        /// HTTP or SOCKS5.
         public var type: ProxyType
         /// Credentials for the proxy (Basic, or Digest/NTLM when the proxy asks for them).
         public var credentials: Credentials?
@@ -68,6 +73,7 @@ public struct NetworkOptions: Sendable, Equatable {
 
         /// The certificate file.
         public var path: String
+        /// PEM or PKCS#12.
         public var format: Format
         /// The private key file, when it is not in ``path`` (PEM only).
         public var keyPath: String?
@@ -120,7 +126,9 @@ public struct NetworkOptions: Sendable, Equatable {
 
 /// A cookie to send: a name and a value.
 public struct RequestCookie: Sendable, Equatable {
+    /// The cookie's name.
     public var name: String
+    /// The cookie's value.
     public var value: String
 
     /// The cookie `name=value`.

@@ -33,7 +33,10 @@ public enum NetworkPinning {
         // Fields of tbsCertificate before subjectPublicKeyInfo: version (optional, [0]), serial,
         // signature, issuer, validity, subject.
         while position < tbs.end, let field = element(in: der[...], at: position) {
-            if index == 0 && field.tag == 0xA0 { position = field.end; continue }
+            if index == 0 && field.tag == 0xA0 {
+                position = field.end
+                continue
+            }
             if index == 5 { return field.tag == 0x30 ? der[position..<field.end] : nil }
             index += 1
             position = field.end

@@ -52,9 +52,11 @@ package struct RedirectPolicy: Sendable, Equatable {
             return .refuse(.redirectRefused(from: from, to: to, reason: "a redirect from https to http would send the request unencrypted"))
         }
         guard redirectsSoFar < maximumRedirects else {
-            return .refuse(.tooMuchRedirection(underlying: UnderlyingError(
-                domain: "FormDataKit", code: statusCode,
-                message: "More than \(maximumRedirects) redirects; the last pointed to \(to)")))
+            return .refuse(
+                .tooMuchRedirection(
+                    underlying: UnderlyingError(
+                        domain: "FormDataKit", code: statusCode,
+                        message: "More than \(maximumRedirects) redirects; the last pointed to \(to)")))
         }
         var next = request
         next.url = location

@@ -9,10 +9,12 @@ package enum RequestHeaderValidation {
     /// Throws ``FormDataError/invalidRequestHeader(name:value:)`` for a bad name or value.
     package static func requireValid(name: String, value: String) throws(FormDataError) {
         let nameBytes = Array(name.utf8)
-        let nameIsToken = !nameBytes.isEmpty && nameBytes.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || tokenPunctuation.contains(byte)
-        }
+        let nameIsToken =
+            !nameBytes.isEmpty
+            && nameBytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || tokenPunctuation.contains(byte)
+            }
         let valueIsSafe = !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
         if !nameIsToken || !valueIsSafe { throw .invalidRequestHeader(name: name, value: value) }
     }

@@ -7,10 +7,12 @@ package enum ResponseInflation {
     /// scheme (and realm) the challenge asks for, so "Digest" or "NTLM" tells what to give.
     package static func authenticationNeeded(_ head: TransportResponseHead) -> FormDataError {
         let challenge = head.header(head.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate")
-        let asked = challenge.map { value -> String in
-            let realm = AuthenticationOutcome.realm(in: value).map { ", realm \"\($0)\"" } ?? ""
-            return " (\(head.statusCode == 407 ? "the proxy" : "the server") asks for \(AuthenticationOutcome.scheme(of: value))\(realm))"
-        } ?? ""
+        let asked =
+            challenge.map { value -> String in
+                let realm = AuthenticationOutcome.realm(in: value).map { ", realm \"\($0)\"" } ?? ""
+                return
+                    " (\(head.statusCode == 407 ? "the proxy" : "the server") asks for \(AuthenticationOutcome.scheme(of: value))\(realm))"
+            } ?? ""
         return .authenticationNeeded(underlying: UnderlyingError(domain: "HTTP", code: head.statusCode, message: head.statusLine + asked))
     }
 
@@ -26,13 +28,16 @@ package enum ResponseInflation {
         }
         var body = body
         if alreadyDecoded {
-            return .success(FormDataResponse(statusCode: head.statusCode, headers: head.headers, body: body,
-                                             reasonPhrase: head.reasonPhrase))
+            return .success(
+                FormDataResponse(
+                    statusCode: head.statusCode, headers: head.headers, body: body,
+                    reasonPhrase: head.reasonPhrase))
         }
         // URLSession (libcurl on Linux) usually inflates by itself and leaves the header; only a
         // body that still starts with the gzip magic is inflated here.
         if let encoding = head.header("Content-Encoding"), encoding.lowercased().contains("gzip"),
-            body.count >= 2, body[body.startIndex] == 0x1f, body[body.startIndex + 1] == 0x8b {
+            body.count >= 2, body[body.startIndex] == 0x1f, body[body.startIndex + 1] == 0x8b
+        {
             switch inflate(body, limit: limit) {
             case .success(let inflated): body = inflated
             case .failure(let error): return .failure(.compression(underlying: error))

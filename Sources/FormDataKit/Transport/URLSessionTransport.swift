@@ -31,10 +31,12 @@ public final class URLSessionTransport: FormDataTransport {
 
     /// The default ``inMemoryFileBodyLimit``: 8 MiB on Linux, 0 elsewhere (Apple's URLSession
     /// reads upload files without that crash).
+    public static let defaultInMemoryFileBodyLimit: UInt64 = platformInMemoryFileBodyLimit
+
     #if canImport(FoundationNetworking)
-    public static let defaultInMemoryFileBodyLimit: UInt64 = 8 << 20
+    private static let platformInMemoryFileBodyLimit: UInt64 = 8 << 20
     #else
-    public static let defaultInMemoryFileBodyLimit: UInt64 = 0
+    private static let platformInMemoryFileBodyLimit: UInt64 = 0
     #endif
 
     /// Bodies in a file (or built from file parts) up to this many bytes are read into memory
@@ -186,8 +188,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         var challenged: URLAuthenticationChallenge?
         var limitExceeded = false
 
-        init(request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
-             spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64) {
+        init(
+            request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
+            spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64
+        ) {
             self.request = request
             self.rawResponseLimit = rawResponseLimit
             self.observer = observer
@@ -200,10 +204,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
-    func register(_ task: URLSessionTask, request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64,
-                  bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64) {
-        let record = TaskRecord(request: request, observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
-                                spooledBody: spooledBody, responseLimit: responseLimit, rawResponseLimit: rawResponseLimit)
+    func register(
+        _ task: URLSessionTask, request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64,
+        bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64
+    ) {
+        let record = TaskRecord(
+            request: request, observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
+            spooledBody: spooledBody, responseLimit: responseLimit, rawResponseLimit: rawResponseLimit)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -211,16 +218,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         tasks.withLock { $0[task.taskIdentifier] }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
-                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
         guard let record = record(for: task) else { return }
         let expected = totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : record.expectedBodyLength
         record.observer.transportDidSendBodyData(
             bytesSent: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpected: expected)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
         if let record = record(for: dataTask), let http = response as? HTTPURLResponse {
             let head = TransportResponseHead(statusCode: http.statusCode, headers: Self.headers(of: http))
             record.head = head
@@ -240,7 +251,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // libcurl inflates gzip responses itself: an encoded body arrives here decoded, so a
         // decompression bomb is stopped here, as soon as it passes the limit.
         if let head = record.head, ResponseInflation.isEncoded(head),
-            UInt64(record.body.count) + UInt64(data.count) > record.responseLimit {
+            UInt64(record.body.count) + UInt64(data.count) > record.responseLimit
+        {
             record.limitExceeded = true
             record.body = Data()
             dataTask.cancel()
@@ -249,8 +261,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         record.body.append(data)
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         guard let record = record(for: task) else { return completionHandler(request) }
         let decision = RedirectPolicy().decide(
             after: record.request, statusCode: response.statusCode, location: request.url, redirectsSoFar: record.redirects)
@@ -282,8 +296,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
         let disposition = Self.disposition(for: challenge.protectionSpace)
         if disposition == .cancelAuthenticationChallenge { record(for: task)?.challenged = challenge }
         completionHandler(disposition, nil)
@@ -318,23 +334,31 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
         } else if let challenge = record.challenged, error != nil {
             let failure = challenge.failureResponse as? HTTPURLResponse
-            result = .failure(ResponseInflation.authenticationNeeded(TransportResponseHead(
-                statusCode: failure?.statusCode ?? 401, headers: failure.map(Self.headers(of:)) ?? [:])))
+            result = .failure(
+                ResponseInflation.authenticationNeeded(
+                    TransportResponseHead(
+                        statusCode: failure?.statusCode ?? 401, headers: failure.map(Self.headers(of:)) ?? [:])))
         } else if let error {
             result = .failure(Self.map(error, bodyPath: record.bodyPath))
-        } else if let head = record.head ?? (task.response as? HTTPURLResponse).map({
-            TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
-        }) {
+        } else if let head = record.head
+            ?? (task.response as? HTTPURLResponse).map({
+                TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
+            })
+        {
             // URLSession undoes the content encoding itself (libcurl on Linux): never inflate again.
-            result = ResponseInflation.response(head: head, body: record.body, limit: record.responseLimit,
-                                                alreadyDecoded: true).map {
+            result = ResponseInflation.response(
+                head: head, body: record.body, limit: record.responseLimit,
+                alreadyDecoded: true
+            ).map {
                 var response = $0
                 response.url = record.request.url
                 return response
             }
         } else {
-            result = .failure(.connectionFailure(underlying: UnderlyingError(
-                domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))
+            result = .failure(
+                .connectionFailure(
+                    underlying: UnderlyingError(
+                        domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))
         }
         record.observer.transportDidComplete(result)
     }
@@ -361,7 +385,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case NSURLErrorBadURL, NSURLErrorUnsupportedURL:
             return .unableToCreateRequest(underlying: underlying)
         case NSURLErrorFileDoesNotExist, NSURLErrorNoPermissionsToReadFile, NSURLErrorFileIsDirectory:
-            let code: Int32 = underlying.code == NSURLErrorFileDoesNotExist ? ENOENT
+            let code: Int32 =
+                underlying.code == NSURLErrorFileDoesNotExist
+                ? ENOENT
                 : underlying.code == NSURLErrorFileIsDirectory ? EISDIR : EACCES
             return URLSessionTransport.bodyFileError(path: bodyPath ?? "", errno: code)
         default:

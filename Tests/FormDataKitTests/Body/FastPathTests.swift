@@ -71,7 +71,8 @@ struct FastPathTests {
     @Test("equalsIgnoringASCIICase: contiguous and non-contiguous UTF-8 agree with a plain rule")
     func caseInsensitiveCompare() {
         func reference(_ a: String, _ b: String) -> Bool {
-            let x = Array(a.utf8), y = Array(b.utf8)
+            let x = Array(a.utf8)
+            let y = Array(b.utf8)
             guard x.count == y.count else { return false }
             func fold(_ c: UInt8) -> UInt8 { (0x41...0x5A).contains(c) ? c + 0x20 : c }
             return zip(x, y).allSatisfy { fold($0) == fold($1) }
@@ -98,7 +99,8 @@ struct FastPathTests {
         for (input, expected) in cases {
             #expect(HeaderParameterEscaping.escape(input) == expected)
         }
-        #expect(HeaderParameterEscaping.formDataDisposition(name: "a\"", fileName: "f\r.txt")
+        #expect(
+            HeaderParameterEscaping.formDataDisposition(name: "a\"", fileName: "f\r.txt")
                 == "form-data; name=\"a%22\"; filename=\"f%0D.txt\"")
         #expect(HeaderParameterEscaping.formDataDisposition(name: "n", fileName: nil) == "form-data; name=\"n\"")
     }

@@ -50,9 +50,10 @@ struct FixedBoundaryFileScanTests {
         try request.addFile(path, forKey: "upload")
         try request.buildPostBody()
         let body = String(decoding: try sentBody(request), as: UTF8.self)
-        #expect(body == "--\(Self.boundary)\r\n"
-            + "Content-Disposition: form-data; name=\"upload\"; filename=\"clean.txt\"\r\n"
-            + "Content-Type: text/plain\r\n\r\n" + content + "\r\n--\(Self.boundary)--\r\n")
+        #expect(
+            body == "--\(Self.boundary)\r\n"
+                + "Content-Disposition: form-data; name=\"upload\"; filename=\"clean.txt\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n" + content + "\r\n--\(Self.boundary)--\r\n")
     }
 
     @Test("A delimiter split across the scan chunk border is found")
@@ -100,8 +101,9 @@ struct FixedBoundaryFileScanTests {
 
     /// Whether the writer with a fixed boundary refuses a part with `range`, scanning `chunk` bytes at a time.
     static func collides(_ range: FileRange, chunk: Int) throws -> Bool {
-        let part = MultipartPart(fieldName: "f", headers: [MultipartHeader(name: "Content-Disposition", value: "form-data; name=\"f\"")],
-                                 content: .file(range), contentType: nil)
+        let part = MultipartPart(
+            fieldName: "f", headers: [MultipartHeader(name: "Content-Disposition", value: "form-data; name=\"f\"")],
+            content: .file(range), contentType: nil)
         var builder = BodyBuilder(encoding: .utf8, debug: false)
         let writer = MultipartWriter(boundary: boundary, scanFileContent: true, fileScanChunkSize: chunk)
         do {
@@ -150,7 +152,9 @@ struct ByteSearchTests {
                     let alphabet = Array(Set(needle + [UInt8(ascii: "-"), UInt8(ascii: "z")]))
                     let haystack = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
                     let found = haystack.withUnsafeBytes { ByteSearch.contains($0, needle) }
-                    #expect(found == Self.reference(haystack, needle), "\(String(decoding: needle, as: UTF8.self)) in \(String(decoding: haystack, as: UTF8.self))")
+                    #expect(
+                        found == Self.reference(haystack, needle),
+                        "\(String(decoding: needle, as: UTF8.self)) in \(String(decoding: haystack, as: UTF8.self))")
                 }
             }
         }

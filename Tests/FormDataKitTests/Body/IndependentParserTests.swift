@@ -22,7 +22,9 @@ struct IndependentParserTests {
 
     /// Name characters: ASCII letters, punctuation (no backslash, which Werkzeug unescapes but
     /// browsers do not escape), quotes, CR/LF, non-ASCII, boundary-like dashes.
-    static let nameAlphabet: [String] = ["a", "b", "Z", "0", "_", "-", " ", "[", "]", ".", "\"", "\r", "\n", "é", "€", "日", "😀", "--", ";", "="]
+    static let nameAlphabet: [String] = [
+        "a", "b", "Z", "0", "_", "-", " ", "[", "]", ".", "\"", "\r", "\n", "é", "€", "日", "😀", "--", ";", "=",
+    ]
     static let valueAlphabet: [String] = nameAlphabet + ["\r\n--0xKhTmLbOuNdArY-", "&", "%", "+", "\\", "\t", ""]
 
     struct Rng {
@@ -67,8 +69,10 @@ struct IndependentParserTests {
             } else {
                 request.addData(content, withFileName: fileName, andContentType: "application/x-test", forKey: name)
             }
-            expectedFiles.append([.text(Self.asWerkzeugSees(name)), .text(Self.asWerkzeugSees(fileName)),
-                                  .text("application/x-test"), .text(try await sha256Hex(content)), .number(size)])
+            expectedFiles.append([
+                .text(Self.asWerkzeugSees(name)), .text(Self.asWerkzeugSees(fileName)),
+                .text("application/x-test"), .text(try await sha256Hex(content)), .number(size),
+            ])
         }
         try request.buildPostBody()
         let bodyPath = try #require(request.postBodyFilePath)

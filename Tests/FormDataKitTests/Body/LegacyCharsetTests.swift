@@ -22,25 +22,33 @@ struct LegacyCharsetTests {
     }
 
     static let cases: [Case] = [
-        Case(encoding: .legacyGBK, codec: "gbk", charset: "gbk",
-             name: "姓名", value: "张三 你好，世界！《测试》", fileField: "附件", fileName: "报告 2024.txt"),
-        Case(encoding: .legacyGB18030, codec: "gb18030", charset: "gb18030",
-             name: "名字", value: "中文 € 😀 ㈠ 𠀀", fileField: "文件", fileName: "图片😀.png"),
-        Case(encoding: .legacyBig5, codec: "big5", charset: "big5",
-             name: "姓名", value: "臺灣 繁體中文 許功蓋", fileField: "檔案", fileName: "報告.txt"),
-        Case(encoding: .legacyEUCKR, codec: "euc_kr", charset: "euc-kr",
-             name: "이름", value: "홍길동 안녕하세요 漢字", fileField: "파일", fileName: "보고서.txt"),
+        Case(
+            encoding: .legacyGBK, codec: "gbk", charset: "gbk",
+            name: "姓名", value: "张三 你好，世界！《测试》", fileField: "附件", fileName: "报告 2024.txt"),
+        Case(
+            encoding: .legacyGB18030, codec: "gb18030", charset: "gb18030",
+            name: "名字", value: "中文 € 😀 ㈠ 𠀀", fileField: "文件", fileName: "图片😀.png"),
+        Case(
+            encoding: .legacyBig5, codec: "big5", charset: "big5",
+            name: "姓名", value: "臺灣 繁體中文 許功蓋", fileField: "檔案", fileName: "報告.txt"),
+        Case(
+            encoding: .legacyEUCKR, codec: "euc_kr", charset: "euc-kr",
+            name: "이름", value: "홍길동 안녕하세요 漢字", fileField: "파일", fileName: "보고서.txt"),
         // Foundation's own `.shiftJIS` (code page 932 on every platform) and CoreFoundation's
         // plain Shift_JIS (kCFStringEncodingShiftJIS, 0x80000A01, through iconv): both agree with
         // Python's shift_jis on JIS X 0208 text. 表 and ソ have 0x5C (`\`) as their second byte.
-        Case(encoding: .shiftJIS, codec: "shift_jis", charset: "shift_jis",
-             name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
-        Case(encoding: String.Encoding(rawValue: 0x8000_0A01), codec: "shift_jis", charset: "shift_jis",
-             name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
-        Case(encoding: .japaneseEUC, codec: "euc_jp", charset: "euc-jp",
-             name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
-        Case(encoding: .legacyKOI8R, codec: "koi8_r", charset: "koi8-r",
-             name: "Имя", value: "Привет, мир! Ёё ЪЬ", fileField: "файл", fileName: "отчёт.txt"),
+        Case(
+            encoding: .shiftJIS, codec: "shift_jis", charset: "shift_jis",
+            name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
+        Case(
+            encoding: String.Encoding(rawValue: 0x8000_0A01), codec: "shift_jis", charset: "shift_jis",
+            name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
+        Case(
+            encoding: .japaneseEUC, codec: "euc_jp", charset: "euc-jp",
+            name: "名前", value: "日本語テスト ｶﾀｶﾅ 表ソ", fileField: "資料", fileName: "予定表.txt"),
+        Case(
+            encoding: .legacyKOI8R, codec: "koi8_r", charset: "koi8-r",
+            name: "Имя", value: "Привет, мир! Ёё ЪЬ", fileField: "файл", fileName: "отчёт.txt"),
     ]
 
     /// File content with bytes that are not text in any charset.
@@ -55,30 +63,30 @@ struct LegacyCharsetTests {
     }
 
     static let oracleScript = #"""
-import json, sys
-spec = json.loads(sys.argv[1])
-codec = spec["codec"]
-def enc(s):
-    try:
-        return s.encode(codec)
-    except UnicodeEncodeError:
-        return None
-keep = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._")
-def esc(s):
-    return "".join(chr(b) if b in keep else "%%%02X" % b for b in enc(s))
-out = {"urlencoded": "&".join(esc(n) + "=" + esc(v) for n, v in spec["values"]).encode("ascii").hex()}
-b = spec["boundary"].encode("ascii")
-body = b""
-for n, v in spec["values"]:
-    body += b"--" + b + b'\r\nContent-Disposition: form-data; name="' + enc(n) + b'"\r\n\r\n' + enc(v) + b"\r\n"
-for n, fn, ct, data in spec["files"]:
-    body += (b"--" + b + b'\r\nContent-Disposition: form-data; name="' + enc(n) + b'"; filename="' + enc(fn)
-             + b'"\r\nContent-Type: ' + ct.encode("ascii") + b"\r\n\r\n" + bytes.fromhex(data) + b"\r\n")
-body += b"--" + b + b"--\r\n"
-out["multipart"] = body.hex()
-out["strings"] = [None if enc(s) is None else enc(s).hex() for s in spec["strings"]]
-print(json.dumps(out))
-"""#
+        import json, sys
+        spec = json.loads(sys.argv[1])
+        codec = spec["codec"]
+        def enc(s):
+            try:
+                return s.encode(codec)
+            except UnicodeEncodeError:
+                return None
+        keep = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._")
+        def esc(s):
+            return "".join(chr(b) if b in keep else "%%%02X" % b for b in enc(s))
+        out = {"urlencoded": "&".join(esc(n) + "=" + esc(v) for n, v in spec["values"]).encode("ascii").hex()}
+        b = spec["boundary"].encode("ascii")
+        body = b""
+        for n, v in spec["values"]:
+            body += b"--" + b + b'\r\nContent-Disposition: form-data; name="' + enc(n) + b'"\r\n\r\n' + enc(v) + b"\r\n"
+        for n, fn, ct, data in spec["files"]:
+            body += (b"--" + b + b'\r\nContent-Disposition: form-data; name="' + enc(n) + b'"; filename="' + enc(fn)
+                     + b'"\r\nContent-Type: ' + ct.encode("ascii") + b"\r\n\r\n" + bytes.fromhex(data) + b"\r\n")
+        body += b"--" + b + b"--\r\n"
+        out["multipart"] = body.hex()
+        out["strings"] = [None if enc(s) is None else enc(s).hex() for s in spec["strings"]]
+        print(json.dumps(out))
+        """#
 
     static func oracle(
         codec: String, values: [[String]] = [], files: [[String]] = [], strings: [String] = []
@@ -120,7 +128,9 @@ print(json.dumps(out))
         request.addPostValue(c.fileName, forKey: c.fileField)
         try request.buildPostBody()
         let expected = try #require(Self.hex(oracle.urlencoded))
-        #expect(request.postBody == expected, "\(String(decoding: request.postBody ?? Data(), as: UTF8.self)) != \(String(decoding: expected, as: UTF8.self))")
+        #expect(
+            request.postBody == expected,
+            "\(String(decoding: request.postBody ?? Data(), as: UTF8.self)) != \(String(decoding: expected, as: UTF8.self))")
         #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=\(c.charset)")
     }
 
@@ -169,8 +179,9 @@ print(json.dumps(out))
         #expect(throws: FormDataError.unencodableString(field: "greeting", role: .value, encoding: .legacyKOI8R)) {
             try value.buildPostBody()
         }
-        #expect(FormDataError.unencodableString(field: "greeting", role: .value, encoding: .legacyKOI8R).description
-            == "The value of field 'greeting' cannot be represented in koi8-r")
+        #expect(
+            FormDataError.unencodableString(field: "greeting", role: .value, encoding: .legacyKOI8R).description
+                == "The value of field 'greeting' cannot be represented in koi8-r")
 
         let name = FormDataRequest(url: anyURL)
         name.stringEncoding = .legacyEUCKR
@@ -260,10 +271,10 @@ print(json.dumps(out))
     @Test("The Apple raw values (0x80000000 | CFStringEncoding) are the named constants and carry IANA names")
     func appleRawValues() {
         #expect(String.Encoding.legacyGB18030.rawValue == 0x8000_0632)  // kCFStringEncodingGB_18030_2000
-        #expect(String.Encoding.legacyGBK.rawValue == 0x8000_0631)      // kCFStringEncodingGBK_95
-        #expect(String.Encoding.legacyBig5.rawValue == 0x8000_0A03)     // kCFStringEncodingBig5
-        #expect(String.Encoding.legacyEUCKR.rawValue == 0x8000_0940)    // kCFStringEncodingEUC_KR
-        #expect(String.Encoding.legacyKOI8R.rawValue == 0x8000_0A02)    // kCFStringEncodingKOI8_R
+        #expect(String.Encoding.legacyGBK.rawValue == 0x8000_0631)  // kCFStringEncodingGBK_95
+        #expect(String.Encoding.legacyBig5.rawValue == 0x8000_0A03)  // kCFStringEncodingBig5
+        #expect(String.Encoding.legacyEUCKR.rawValue == 0x8000_0940)  // kCFStringEncodingEUC_KR
+        #expect(String.Encoding.legacyKOI8R.rawValue == 0x8000_0A02)  // kCFStringEncodingKOI8_R
         let names: [(UInt, String)] = [
             (0x8000_0632, "gb18030"), (0x8000_0631, "gbk"), (0x8000_0421, "gbk"), (0x8000_0A03, "big5"),
             (0x8000_0940, "euc-kr"), (0x8000_0A02, "koi8-r"), (0x8000_0A01, "shift_jis"), (0x8000_0920, "euc-jp"),
@@ -281,10 +292,12 @@ print(json.dumps(out))
 
     @Test("ASCII-compatible charsets are usable; stateful and non-ASCII ones are refused for bodies")
     func asciiCompatibility() throws {
-        let usable: [String.Encoding] = [
-            .legacyGBK, .legacyGB18030, .legacyBig5, .legacyEUCKR, .legacyKOI8R, .shiftJIS, .japaneseEUC,
-            String.Encoding(rawValue: 0x8000_0A01), String.Encoding(rawValue: 0x8000_0421),
-        ] + ["cp949", "gb2312", "big5-hkscs", "koi8-u", "iso-8859-5", "windows-1255", "windows-1258", "cp866", "x-mac-cyrillic"]
+        let usable: [String.Encoding] =
+            [
+                .legacyGBK, .legacyGB18030, .legacyBig5, .legacyEUCKR, .legacyKOI8R, .shiftJIS, .japaneseEUC,
+                String.Encoding(rawValue: 0x8000_0A01), String.Encoding(rawValue: 0x8000_0421),
+            ]
+            + ["cp949", "gb2312", "big5-hkscs", "koi8-u", "iso-8859-5", "windows-1255", "windows-1258", "cp866", "x-mac-cyrillic"]
             .compactMap { String.Encoding.iana($0) }
         #expect(usable.count == 18)
         for encoding in usable {

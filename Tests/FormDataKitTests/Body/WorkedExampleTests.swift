@@ -28,15 +28,17 @@ struct WorkedExampleTests {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         let (request, _) = try workedExample(scratch)
-        let expected = "--\(B)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(B)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(B)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--\(B)--\r\n"
+        let expected =
+            "--\(B)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(B)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(B)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\nhi\r\n--\(B)--\r\n"
         let body = try sentBody(request)
         #expect(body == bytes(expected))
         #expect(body.count == 417)
         #expect(request.postLength == 417)
-        #expect(request.requestHeaders == [
-            "Content-Type": "multipart/form-data; charset=utf-8; boundary=\(B)",
-            "Content-Length": "417",
-        ])
+        #expect(
+            request.requestHeaders == [
+                "Content-Type": "multipart/form-data; charset=utf-8; boundary=\(B)",
+                "Content-Length": "417",
+            ])
         #expect(request.postFormat == .multipartFormData)
         #expect(request.requestMethod == "POST")
     }
@@ -59,9 +61,10 @@ struct WorkedExampleTests {
         try request.buildPostBody()
         #expect(request.postBody == bytes("a=1&b=x%20y"))
         #expect(request.postBodyFilePath == nil)
-        #expect(request.requestHeaders == [
-            "Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "Content-Length": "11",
-        ])
+        #expect(
+            request.requestHeaders == [
+                "Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "Content-Length": "11",
+            ])
     }
 
     @Test("The ASI length formula holds for values and files")
@@ -81,7 +84,8 @@ struct WorkedExampleTests {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         let (request, path) = try workedExample(scratch, debug: true)
-        let expected = "\r\n==== Building a multipart/form-data body ====\r\n--\(B)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(B)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(B)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\n[2 bytes of data from file '\(path)']\r\n--\(B)--\r\n==== End of multipart/form-data body ====\r\n"
+        let expected =
+            "\r\n==== Building a multipart/form-data body ====\r\n--\(B)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--\(B)\r\nContent-Disposition: form-data; name=\"b\"\r\n\r\nx y\r\n--\(B)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\nContent-Type: text/plain\r\n\r\n[2 bytes of data from file '\(path)']\r\n--\(B)--\r\n==== End of multipart/form-data body ====\r\n"
         #expect(request.debugBodyString == expected)
     }
 
@@ -105,7 +109,10 @@ struct WorkedExampleTests {
         request.setPostValue("1", forKey: "a")
         request.setPostValue("x y", forKey: "b")
         try request.buildPostBody()
-        #expect(request.debugBodyString == "\r\n==== Building an application/x-www-form-urlencoded body ====\r\na=1&b=x%20y\r\n==== End of application/x-www-form-urlencoded body ====\r\n")
+        #expect(
+            request.debugBodyString
+                == "\r\n==== Building an application/x-www-form-urlencoded body ====\r\na=1&b=x%20y\r\n==== End of application/x-www-form-urlencoded body ====\r\n"
+        )
     }
 
     @Test("No debug log unless switched on")

@@ -51,7 +51,8 @@ struct CompressionDecompressorTests {
             Issue.record("corrupt data was accepted")
         } catch let error as FormDataError {
             guard case .decompressionFailed(let code, let message) = error else {
-                Issue.record("unexpected \(error)"); return
+                Issue.record("unexpected \(error)")
+                return
             }
             #expect(code == Z_DATA_ERROR || code == Z_BUF_ERROR)
             #expect(!message.isEmpty)

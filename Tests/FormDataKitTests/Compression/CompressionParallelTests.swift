@@ -78,8 +78,9 @@ struct CompressionParallelTests {
         #expect(try DataDecompressor.uncompressData(gz) == Data())
     }
 
-    @Test("every level and thread count round-trips; the header's extra flags follow the level",
-          arguments: [Int32(-1), 0, 1, 5, 9])
+    @Test(
+        "every level and thread count round-trips; the header's extra flags follow the level",
+        arguments: [Int32(-1), 0, 1, 5, 9])
     func levels(level: Int32) async throws {
         let body = Self.mixed(300_001, seed: 9)
         let scratch = try CompressionOracles.makeScratch()
@@ -181,7 +182,8 @@ struct CompressionParallelTests {
         let adaptive = CompressionSettings(level: 6, adaptive: true)
         #expect(BodyCompressor.deflatedLength(of: source("image/jpeg"), settings: adaptive) == 360)
         #expect(BodyCompressor.deflatedLength(of: source("text/plain"), settings: adaptive) == big + 360)
-        #expect(BodyCompressor.deflatedLength(of: source("image/jpeg"), settings: CompressionSettings(level: 6, adaptive: false)) == big + 360)
+        #expect(
+            BodyCompressor.deflatedLength(of: source("image/jpeg"), settings: CompressionSettings(level: 6, adaptive: false)) == big + 360)
         #expect(BodyCompressor.deflatedLength(of: source("text/plain"), settings: CompressionSettings(level: 0, adaptive: true)) == 0)
 
         // End to end: an all-JPEG body compressed with automatic threads is byte-identical to the

@@ -26,7 +26,8 @@ struct CompressionRequestTests {
         #expect(request.compressedPostBodyFilePath == nil)
         #expect(request.state.withLock { $0.built?.contentEncoding } == nil)
         guard case .none? = try request.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
-            Issue.record("expected no body to send"); return
+            Issue.record("expected no body to send")
+            return
         }
     }
 
@@ -46,7 +47,8 @@ struct CompressionRequestTests {
         #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
         #expect(request.compressedPostBodyFilePath == nil)
         guard case .data(let wire)? = try request.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
-            Issue.record("expected the body sent from memory"); return
+            Issue.record("expected the body sent from memory")
+            return
         }
         #expect(wire == compressed)
     }
@@ -77,8 +79,12 @@ struct CompressionRequestTests {
         #expect(try await CompressionOracles.verifiedInflation(of: firstPath) == plain)
         do {
             // A transport that takes files is given the compressed file itself.
-            guard case .file(let wirePath, _)? = try request!.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0).body else {
-                Issue.record("expected the body sent from a file"); return
+            guard
+                case .file(let wirePath, _)? = try request!.state.withLock({ $0.built })?.delivered(to: [.bytes, .file], inMemoryLimit: 0)
+                    .body
+            else {
+                Issue.record("expected the body sent from a file")
+                return
             }
             #expect(wirePath == firstPath)
         }

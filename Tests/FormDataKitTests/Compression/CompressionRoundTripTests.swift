@@ -63,19 +63,26 @@ struct CompressionRoundTripTests {
         let tail = Data("\r\n--end--\r\n".utf8)
         let source = BodySource(segments: [
             BodySegment(.bytes(head)),
-            BodySegment(.file(FileRange(path: filePart, length: UInt64(fileBytes.count), expectedFileSize: UInt64(fileBytes.count))),
-                        partContentType: "application/octet-stream"),
+            BodySegment(
+                .file(FileRange(path: filePart, length: UInt64(fileBytes.count), expectedFileSize: UInt64(fileBytes.count))),
+                partContentType: "application/octet-stream"),
             BodySegment(.bytes(tail)),
         ])
         let expected = head + fileBytes + tail
         let settings = CompressionSettings(level: 6, adaptive: true)
 
         let inMemory = try BodyCompressor.compress(source, settings: settings, to: .memory)
-        guard case .memory(let memoryBytes) = inMemory else { Issue.record("expected memory"); return }
+        guard case .memory(let memoryBytes) = inMemory else {
+            Issue.record("expected memory")
+            return
+        }
         #expect(try DataDecompressor.uncompressData(memoryBytes) == expected)
 
         let onDisk = try BodyCompressor.compress(source, settings: settings, to: .automatic)
-        guard case .file(let file, let length) = onDisk else { Issue.record("expected a file"); return }
+        guard case .file(let file, let length) = onDisk else {
+            Issue.record("expected a file")
+            return
+        }
         #expect(file.size == length)
         #expect(length == UInt64(memoryBytes.count))
         #expect(try await CompressionOracles.verifiedInflation(of: file.path) == expected)
@@ -95,7 +102,10 @@ struct CompressionRoundTripTests {
         let compressed = try BodyCompressor.compress(
             BodySource(segments: [BodySegment(.file(FileRange(path: source, length: size, expectedFileSize: size)))]),
             settings: CompressionSettings(level: 6, adaptive: false), to: .automatic)
-        guard case .file(let file, _) = compressed else { Issue.record("expected a file"); return }
+        guard case .file(let file, _) = compressed else {
+            Issue.record("expected a file")
+            return
+        }
         #expect(try await CompressionOracles.verifiedInflation(of: file.path) == body)
         let back = scratch + "/back.bin"
         try DataDecompressor.uncompressDataFromFile(file.path, toFile: back)

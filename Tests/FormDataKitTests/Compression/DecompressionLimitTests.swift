@@ -24,7 +24,8 @@ struct DecompressionLimitTests {
         let directory = NSTemporaryDirectory() + "fdk-bomb-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let source = directory + "/bomb.gz", destination = directory + "/out"
+        let source = directory + "/bomb.gz"
+        let destination = directory + "/out"
         try Self.bomb().write(to: URL(fileURLWithPath: source))
         #expect(throws: FormDataError.decompressedSizeLimitExceeded(limit: 1 << 20)) {
             try DataDecompressor.uncompressDataFromFile(source, toFile: destination, maximumSize: 1 << 20)
@@ -35,11 +36,14 @@ struct DecompressionLimitTests {
     @Test("a capture whose gzip body inflates past the limit is a malformed body, not memory exhaustion")
     func snapshotLimit() throws {
         let bomb = try Self.bomb()
-        let headers = [ReceivedHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"),
-                       ReceivedHeader(name: "Content-Encoding", value: "gzip")]
+        let headers = [
+            ReceivedHeader(name: "Content-Type", value: "application/x-www-form-urlencoded"),
+            ReceivedHeader(name: "Content-Encoding", value: "gzip"),
+        ]
         #expect(throws: FormSnapshotError.self) {
-            _ = try FormSnapshot(method: "POST", url: "http://x/", headers: headers, body: bomb,
-                                 maximumInflatedSize: 1 << 20)
+            _ = try FormSnapshot(
+                method: "POST", url: "http://x/", headers: headers, body: bomb,
+                maximumInflatedSize: 1 << 20)
         }
         #expect(FormSnapshot.maximumInflatedSize == 256 << 20)
     }

@@ -39,7 +39,8 @@ struct ASIFormDataRequestPortTests {
         request.setData(nil, forKey: "file1")
         request.setData(bytes("hello"), forKey: "file2")
         try request.buildPostBody()
-        let expected = "--\(B)\r\nContent-Disposition: form-data; name=\"key1\"\r\n\r\n\r\n"
+        let expected =
+            "--\(B)\r\nContent-Disposition: form-data; name=\"key1\"\r\n\r\n\r\n"
             + "--\(B)\r\nContent-Disposition: form-data; name=\"key2\"\r\n\r\nvalue2\r\n"
             + "--\(B)\r\nContent-Disposition: form-data; name=\"file1\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n"
             + "--\(B)\r\nContent-Disposition: form-data; name=\"file2\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nhello\r\n"
@@ -70,18 +71,23 @@ struct ASIFormDataRequestPortTests {
             return body
         }
         func expected(fileName: String, type: String) -> Data {
-            bytes("--\(B)\r\nContent-Disposition: form-data; name=\"post_var\"\r\n\r\nfoo\r\n--\(B)\r\n"
-                + "Content-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: \(type)\r\n\r\n")
+            bytes(
+                "--\(B)\r\nContent-Disposition: form-data; name=\"post_var\"\r\n\r\nfoo\r\n--\(B)\r\n"
+                    + "Content-Disposition: form-data; name=\"file\"; filename=\"\(fileName)\"\r\nContent-Type: \(type)\r\n\r\n")
                 + data + bytes("\r\n--\(B)--\r\n")
         }
-        #expect(try body { try $0.setFile(big, forKey: "file") }
-            == expected(fileName: "bigfile", type: "application/octet-stream"))
-        #expect(try body { $0.setData(data, forKey: "file") }
-            == expected(fileName: "file", type: "application/octet-stream"))
-        #expect(try body { try $0.setFile(big, withFileName: "myfile", andContentType: "text/plain", forKey: "file") }
-            == expected(fileName: "myfile", type: "text/plain"))
-        #expect(try body { $0.setData(data, withFileName: "myfile", andContentType: "text/plain", forKey: "file") }
-            == expected(fileName: "myfile", type: "text/plain"))
+        #expect(
+            try body { try $0.setFile(big, forKey: "file") }
+                == expected(fileName: "bigfile", type: "application/octet-stream"))
+        #expect(
+            try body { $0.setData(data, forKey: "file") }
+                == expected(fileName: "file", type: "application/octet-stream"))
+        #expect(
+            try body { try $0.setFile(big, withFileName: "myfile", andContentType: "text/plain", forKey: "file") }
+                == expected(fileName: "myfile", type: "text/plain"))
+        #expect(
+            try body { $0.setData(data, withFileName: "myfile", andContentType: "text/plain", forKey: "file") }
+                == expected(fileName: "myfile", type: "text/plain"))
     }
 
     @Test("testPostWithFileUpload: non-string values are sent as their description")
@@ -108,8 +114,9 @@ struct ASIFormDataRequestPortTests {
         try request.buildPostBody()
         #expect(request.postBody == nil)
         let path = try #require(request.postBodyFilePath)
-        #expect(FileManager.default.contents(atPath: path)
-            == bytes("a_non_empty_string=hello&zzz_empty_string=&xxx_non_empty_string=there"))
+        #expect(
+            FileManager.default.contents(atPath: path)
+                == bytes("a_non_empty_string=hello&zzz_empty_string=&xxx_non_empty_string=there"))
         #expect(request.postLength == 69)
     }
 
@@ -124,8 +131,11 @@ struct ASIFormDataRequestPortTests {
         request.shouldStreamPostDataFromDisk = true
         request.postFormat = .urlEncoded
         try request.buildPostBody()
-        #expect(try sentBody(request) == bytes(
-            "value1=value1&value2=%28%2520%20%3F%20%3D%29&value3=%C2%A3100.00&value4=&teskey%26aa=%26%3F%3Faaa%3D%2F%2Fciao%C3%A8%C3%A8%C3%A8"))
+        #expect(
+            try sentBody(request)
+                == bytes(
+                    "value1=value1&value2=%28%2520%20%3F%20%3D%29&value3=%C2%A3100.00&value4=&teskey%26aa=%26%3F%3Faaa%3D%2F%2Fciao%C3%A8%C3%A8%C3%A8"
+                ))
         #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
     }
 
@@ -135,7 +145,8 @@ struct ASIFormDataRequestPortTests {
         let request = FormDataRequest(url: anyURL)
         request.addPostValue(input, forKey: "k")
         try request.buildPostBody()
-        let expected = "k=%20%21%22%23%24%25%26%27%28%29%2A%2B%2C-.%2F0123456789%3A%3B%3C%3D%3E%3F%40"
+        let expected =
+            "k=%20%21%22%23%24%25%26%27%28%29%2A%2B%2C-.%2F0123456789%3A%3B%3C%3D%3E%3F%40"
             + "ABCDEFGHIJKLMNOPQRSTUVWXYZ%5B%5C%5D%5E_%60abcdefghijklmnopqrstuvwxyz%7B%7C%7D%7E"
         #expect(request.postBody == bytes(expected))
         #expect(request.postBody == bytes("k=" + (try URLFormEncoding.escape(input, encoding: .utf8))))
@@ -157,28 +168,36 @@ struct ASIFormDataRequestPortTests {
         let request = FormDataRequest(url: anyURL)
         request.setPostValue(Self.poundEuro, forKey: "value")
         try request.buildPostBody()
-        #expect(request.postBody == bytes(
-            "value=%C2%A3%C2%A3%C2%A3s%20don%27t%20seem%20to%20buy%20me%20many%20%E2%82%AC%E2%82%AC%E2%82%ACs%20these%20days"))
+        #expect(
+            request.postBody
+                == bytes(
+                    "value=%C2%A3%C2%A3%C2%A3s%20don%27t%20seem%20to%20buy%20me%20many%20%E2%82%AC%E2%82%AC%E2%82%ACs%20these%20days"))
     }
 
-    @Test("testCharset: ISO-8859-1 and Windows-1252, url-encoded", arguments: [
-        (String.Encoding.isoLatin1, "iso-8859-1"), (String.Encoding.windowsCP1252, "windows-1252"),
-    ])
+    @Test(
+        "testCharset: ISO-8859-1 and Windows-1252, url-encoded",
+        arguments: [
+            (String.Encoding.isoLatin1, "iso-8859-1"), (String.Encoding.windowsCP1252, "windows-1252"),
+        ])
     func charsetLatin(encoding: String.Encoding, name: String) throws {
         let request = FormDataRequest(url: anyURL)
         request.stringEncoding = encoding
         request.setPostValue(Self.poundDollar, forKey: "value")
         try request.buildPostBody()
-        #expect(request.postBody == bytes(
-            "value=%A3%A3%A3s%20don%27t%20seem%20to%20buy%20me%20many%20%24%24%24s%20these%20days"))
+        #expect(
+            request.postBody
+                == bytes(
+                    "value=%A3%A3%A3s%20don%27t%20seem%20to%20buy%20me%20many%20%24%24%24s%20these%20days"))
         #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=\(name)")
     }
 
-    @Test("testCharset: multipart in UTF-8, ISO-8859-1 and Windows-1252", arguments: [
-        (String.Encoding.utf8, "utf-8", poundEuro, Data(poundEuro.utf8)),
-        (String.Encoding.isoLatin1, "iso-8859-1", poundDollar, Data([0xA3, 0xA3, 0xA3]) + Data(poundDollar.utf8.dropFirst(6))),
-        (String.Encoding.windowsCP1252, "windows-1252", poundDollar, Data([0xA3, 0xA3, 0xA3]) + Data(poundDollar.utf8.dropFirst(6))),
-    ])
+    @Test(
+        "testCharset: multipart in UTF-8, ISO-8859-1 and Windows-1252",
+        arguments: [
+            (String.Encoding.utf8, "utf-8", poundEuro, Data(poundEuro.utf8)),
+            (String.Encoding.isoLatin1, "iso-8859-1", poundDollar, Data([0xA3, 0xA3, 0xA3]) + Data(poundDollar.utf8.dropFirst(6))),
+            (String.Encoding.windowsCP1252, "windows-1252", poundDollar, Data([0xA3, 0xA3, 0xA3]) + Data(poundDollar.utf8.dropFirst(6))),
+        ])
     func charsetMultipart(encoding: String.Encoding, name: String, value: String, valueBytes: Data) throws {
         let request = FormDataRequest(url: anyURL)
         request.stringEncoding = encoding
@@ -218,9 +237,11 @@ struct ASIFormDataRequestPortTests {
         #expect(delete.requestMethod == "POST")
     }
 
-    @Test("testRequestMethod: GET and HEAD with a body become POST; FINK is kept", arguments: [
-        ("GET", "POST"), ("HEAD", "POST"), ("DELETE", "POST"), ("PUT", "PUT"), ("FINK", "FINK"), ("PATCH", "PATCH"),
-    ])
+    @Test(
+        "testRequestMethod: GET and HEAD with a body become POST; FINK is kept",
+        arguments: [
+            ("GET", "POST"), ("HEAD", "POST"), ("DELETE", "POST"), ("PUT", "PUT"), ("FINK", "FINK"), ("PATCH", "PATCH"),
+        ])
     func methodRules(method: String, expected: String) throws {
         let request = FormDataRequest(url: anyURL)
         request.requestMethod = method
@@ -271,7 +292,8 @@ struct ASIFormDataRequestPortTests {
         #expect(request.form.values.map(\.value) == ["this is new data"])
         #expect(request.form.files.map(\.fileName) == ["file"])
         try request.buildPostBody()
-        let expected = "--\(B)\r\nContent-Disposition: form-data; name=\"test_value[]\"\r\n\r\nthis is new data\r\n"
+        let expected =
+            "--\(B)\r\nContent-Disposition: form-data; name=\"test_value[]\"\r\n\r\nthis is new data\r\n"
             + "--\(B)\r\nContent-Disposition: form-data; name=\"test_file[]\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nthis is new data\r\n"
             + "--\(B)--\r\n"
         #expect(try sentBody(request) == bytes(expected))

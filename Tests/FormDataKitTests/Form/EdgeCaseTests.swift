@@ -13,7 +13,11 @@ struct EdgeCaseTests {
         request.multipartBoundary = B
         request.addData(bytes("x"), withFileName: "a.bin", andContentType: "application/x-thing", forKey: "f")
         try request.buildPostBody()
-        #expect(try sentBody(request) == bytes("--\(B)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\nContent-Type: application/x-thing\r\n\r\nx\r\n--\(B)--\r\n"))
+        #expect(
+            try sentBody(request)
+                == bytes(
+                    "--\(B)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.bin\"\r\nContent-Type: application/x-thing\r\n\r\nx\r\n--\(B)--\r\n"
+                ))
     }
 
     @Test("Values always precede files, whatever the call order")
@@ -37,9 +41,12 @@ struct EdgeCaseTests {
         try request.addFile(empty, forKey: "f")
         request.addData(Data(), forKey: "d")
         try request.buildPostBody()
-        #expect(try sentBody(request) == bytes(
-            "--\(B)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"empty.txt\"\r\nContent-Type: text/plain\r\n\r\n\r\n"
-            + "--\(B)\r\nContent-Disposition: form-data; name=\"d\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--\(B)--\r\n"))
+        #expect(
+            try sentBody(request)
+                == bytes(
+                    "--\(B)\r\nContent-Disposition: form-data; name=\"f\"; filename=\"empty.txt\"\r\nContent-Type: text/plain\r\n\r\n\r\n"
+                        + "--\(B)\r\nContent-Disposition: form-data; name=\"d\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\n\r\n--\(B)--\r\n"
+                ))
     }
 
     @Test("A huge value (8 MiB) is encoded whole, in memory and multipart")
@@ -76,7 +83,10 @@ struct EdgeCaseTests {
         try request.buildPostBody()
         let text = String(decoding: try sentBody(request), as: UTF8.self)
         #expect(text.contains("Content-Disposition: form-data; name=\"a%22%0D%0AX-Injected: 1\"\r\n\r\nv\r\n"))
-        #expect(text.contains("Content-Disposition: form-data; name=\"f%0A\"; filename=\"evil%22.txt%0D%0AContent-Type: text/html\"\r\nContent-Type: application/octet-stream\r\n"))
+        #expect(
+            text.contains(
+                "Content-Disposition: form-data; name=\"f%0A\"; filename=\"evil%22.txt%0D%0AContent-Type: text/html\"\r\nContent-Type: application/octet-stream\r\n"
+            ))
         #expect(!text.contains("\r\nX-Injected"))
     }
 
@@ -225,8 +235,8 @@ struct ASCIICaseInsensitiveTests {
         #expect("Content-Disposition".equalsIgnoringASCIICase("content-disposition"))
         #expect("CONTENT-TYPE".equalsIgnoringASCIICase("Content-Type"))
         #expect(!"Content-Type".equalsIgnoringASCIICase("Content-Typ"))
-        #expect(!"a@".equalsIgnoringASCIICase("a`"))      // 0x40 vs 0x60: not letters
-        #expect(!"[".equalsIgnoringASCIICase("{"))        // 0x5B vs 0x7B: not letters
-        #expect(!"é".equalsIgnoringASCIICase("É"))        // ASCII only
+        #expect(!"a@".equalsIgnoringASCIICase("a`"))  // 0x40 vs 0x60: not letters
+        #expect(!"[".equalsIgnoringASCIICase("{"))  // 0x5B vs 0x7B: not letters
+        #expect(!"é".equalsIgnoringASCIICase("É"))  // ASCII only
     }
 }

@@ -17,7 +17,9 @@ struct HardeningTests {
         }
         let file = FormDataRequest(url: Self.url)
         file.addData(Data("x".utf8), withFileName: "evil.php\u{0}.jpg", andContentType: "image/jpeg", forKey: "photo")
-        #expect(throws: FormDataError.invalidHeaderValue(field: "photo", value: "form-data; name=\"photo\"; filename=\"evil.php\u{0}.jpg\"")) {
+        #expect(
+            throws: FormDataError.invalidHeaderValue(field: "photo", value: "form-data; name=\"photo\"; filename=\"evil.php\u{0}.jpg\"")
+        ) {
             try file.buildPostBody()
         }
         // URL-encoded, a NUL is just a byte to escape.

@@ -17,7 +17,7 @@ struct RawBodyTests {
             request.requestMethod = "POST"
             request.addRequestHeader("Content-Type", value: "application/json")
             request.postBody = json
-            #expect(request.postBody == json) // read back before the build, as ASI did
+            #expect(request.postBody == json)  // read back before the build, as ASI did
             _ = try await request.start()
             let arrived = try #require(receiver.lastRequest)
             #expect(arrived.bodySHA256 == SHA256.hex(json))
@@ -27,7 +27,9 @@ struct RawBodyTests {
         }
     }
 
-    @Test("postBodyFilePath: a PUT of a file, sent as it is; the path reads back; curl sends it without a copy", arguments: TransportKind.allCases)
+    @Test(
+        "postBodyFilePath: a PUT of a file, sent as it is; the path reads back; curl sends it without a copy",
+        arguments: TransportKind.allCases)
     func putOfAFile(kind: TransportKind) async throws {
         let file = try TransportTestSupport.makeFile(size: 3_000_000, seed: 31)
         defer { file.remove() }
@@ -45,7 +47,7 @@ struct RawBodyTests {
             #expect(arrived.bodyBytes == content.count)
             #expect(arrived.bodySHA256 == SHA256.hex(content))
             if kind == .curl { #expect(!request.isPostBodySpooled) }
-            #expect(FileManager.default.fileExists(atPath: file.path)) // the caller's file stays
+            #expect(FileManager.default.fileExists(atPath: file.path))  // the caller's file stays
         }
     }
 

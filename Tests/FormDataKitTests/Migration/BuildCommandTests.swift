@@ -12,17 +12,23 @@ struct BuildCommandTests {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         let photo = try scratch.write("photo.jpg", randomData(70_000, seed: 11))
-        let a = "\(scratch.path)/a.http", b = "\(scratch.path)/b.http", c = "\(scratch.path)/c.http"
+        let a = "\(scratch.path)/a.http"
+        let b = "\(scratch.path)/b.http"
+        let c = "\(scratch.path)/c.http"
         let zipped = "\(scratch.path)/z.http"
         let common = ["build", "-F", "name=Ada", "-F", "photo=@\(photo);type=image/jpeg"]
         #expect(try await CaptureRoundTripTests.run(tool, common + ["--boundary", "one", "--out", a]).status == 0)
         #expect(try await CaptureRoundTripTests.run(tool, common + ["--out", b]).status == 0)
         #expect(try await CaptureRoundTripTests.run(tool, common + ["--gzip", "--out", zipped]).status == 0)
-        #expect(try await CaptureRoundTripTests.run(tool, ["build", "-F", "name=Bob", "-F", "photo=@\(photo);type=image/jpeg", "--out", c]).status == 0)
+        #expect(
+            try await CaptureRoundTripTests.run(tool, ["build", "-F", "name=Bob", "-F", "photo=@\(photo);type=image/jpeg", "--out", c])
+                .status == 0)
 
         let capture = try Data(contentsOf: URL(fileURLWithPath: a))
         #expect(String(decoding: capture.prefix(60), as: UTF8.self).hasPrefix("POST /upload HTTP/1.1\r\nHost: localhost\r\n"))
-        #expect(ByteSearch.contains(capture, Array("\r\n\r\n--one\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nAda\r\n--one\r\n".utf8)))
+        #expect(
+            ByteSearch.contains(
+                capture, Array("\r\n\r\n--one\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nAda\r\n--one\r\n".utf8)))
 
         let same = try await CaptureRoundTripTests.run(tool, ["diff", a, b])
         #expect(same.status == 0, "\(same.output)")

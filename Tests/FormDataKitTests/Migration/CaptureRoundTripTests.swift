@@ -14,7 +14,8 @@ struct CaptureRoundTripTests {
     static func tool() -> URL? {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("formdata"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.build/debug/formdata").standardized,
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.build/debug/formdata")
+                .standardized,
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
@@ -44,9 +45,11 @@ struct CaptureRoundTripTests {
 
     @Test func curlCaptureAndFormDataRequestCaptureHaveNoDifferences() async throws {
         let tool = try #require(Self.tool(), "build the formdata tool first (swift build)")
-        let curl = try #require(["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) },
-                                "curl is needed (apt-get install curl)")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FormDataKit-capture-\(getpid())-\(UUID().uuidString)")
+        let curl = try #require(
+            ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "curl is needed (apt-get install curl)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "FormDataKit-capture-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let photo = directory.appendingPathComponent("photo.jpg")
@@ -57,8 +60,9 @@ struct CaptureRoundTripTests {
 
         let (serve, baseURL) = try await Self.startServe(tool, recording: captures)
         do {
-            try await roundTrip(tool: tool, curl: curl, url: baseURL.appendingPathComponent("upload"),
-                                photo: photo, note: note, captures: captures)
+            try await roundTrip(
+                tool: tool, curl: curl, url: baseURL.appendingPathComponent("upload"),
+                photo: photo, note: note, captures: captures)
         } catch {
             await Self.stop(serve)
             throw error
@@ -75,10 +79,12 @@ struct CaptureRoundTripTests {
     private func roundTrip(tool: URL, curl: String, url: URL, photo: URL, note: URL, captures: URL) async throws {
 
         // 1. The independent client.
-        let curlRun = try await Self.run(URL(fileURLWithPath: curl), [
-            "-sS", "-o", "/dev/null", "-H", "Expect:", url.absoluteString,
-            "-F", "first_name=Ben", "-F", "motto=ünïcödé & more", "-F", "photo=@\(photo.path)", "-F", "note=@\(note.path)",
-        ])
+        let curlRun = try await Self.run(
+            URL(fileURLWithPath: curl),
+            [
+                "-sS", "-o", "/dev/null", "-H", "Expect:", url.absoluteString,
+                "-F", "first_name=Ben", "-F", "motto=ünïcödé & more", "-F", "photo=@\(photo.path)", "-F", "note=@\(note.path)",
+            ])
         #expect(curlRun.status == 0, "\(curlRun.output)")
 
         // 2. The port.
@@ -88,7 +94,7 @@ struct CaptureRoundTripTests {
         try request.addFile(photo.path, forKey: "photo")
         try request.addFile(note.path, forKey: "note")
         request.transport = URLSessionTransport()
-        request.timeOutSeconds = 60 // the machine running the tests may be busy
+        request.timeOutSeconds = 60  // the machine running the tests may be busy
         let response = try await request.start()
         #expect(response.statusCode == 200)
 
@@ -103,14 +109,19 @@ struct CaptureRoundTripTests {
         let curlSnapshot = try FormSnapshot(contentsOfCapture: curlCapture)
         #expect(curlSnapshot.fields.map(\.text) == ["Ben", "ünïcödé & more"])
         #expect(curlSnapshot.files.map(\.contentType) == ["image/jpeg", "text/plain"])
-        #expect(curlSnapshot.differences(from: try FormSnapshot(contentsOfCapture: portCapture)).map(\.location) == ["content type parameter charset"])
+        #expect(
+            curlSnapshot.differences(from: try FormSnapshot(contentsOfCapture: portCapture)).map(\.location) == [
+                "content type parameter charset"
+            ])
         #expect(snapshotsMatch(curlSnapshot, try FormSnapshot(request), tolerating: [.boundary, .charsetParameter]))
 
         // curl again, chunked: the capture keeps the chunked framing and reads back the same.
-        let chunked = try await Self.run(URL(fileURLWithPath: curl), [
-            "-sS", "-o", "/dev/null", "-H", "Expect:", "-H", "Transfer-Encoding: chunked", url.absoluteString,
-            "-F", "first_name=Ben", "-F", "motto=ünïcödé & more", "-F", "photo=@\(photo.path)", "-F", "note=@\(note.path)",
-        ])
+        let chunked = try await Self.run(
+            URL(fileURLWithPath: curl),
+            [
+                "-sS", "-o", "/dev/null", "-H", "Expect:", "-H", "Transfer-Encoding: chunked", url.absoluteString,
+                "-F", "first_name=Ben", "-F", "motto=ünïcödé & more", "-F", "photo=@\(photo.path)", "-F", "note=@\(note.path)",
+            ])
         #expect(chunked.status == 0, "\(chunked.output)")
         let chunkedCapture = captures.appendingPathComponent("0003-POST.http")
         #expect(try RawHTTPRequest(contentsOf: chunkedCapture).header("Transfer-Encoding") == "chunked")
@@ -125,8 +136,12 @@ struct CaptureRoundTripTests {
         changed.transport = request.transport
         changed.timeOutSeconds = 60
         _ = try await changed.start()
-        let failing = try await Self.run(tool, ["diff", "--tolerate", "charset", curlCapture.path,
-                                                captures.appendingPathComponent("0004-POST.http").path])
+        let failing = try await Self.run(
+            tool,
+            [
+                "diff", "--tolerate", "charset", curlCapture.path,
+                captures.appendingPathComponent("0004-POST.http").path,
+            ])
         #expect(failing.status == 1)
         #expect(failing.output.contains("part 1 \"first_name\" content: A \"Ben\" ≠ B \"Bob\""))
         #expect(failing.output.contains("part 4 \"note\": A \"note\" file \"note.txt\" (text/plain)"))

@@ -22,10 +22,13 @@ struct FormSnapshotTests {
         return Data((text + "--\(boundary)--\r\n").utf8)
     }
 
-    private static func snapshot(_ body: Data, boundary: String, headers: [ReceivedHeader] = [], charset: Bool = false) throws -> FormSnapshot {
+    private static func snapshot(_ body: Data, boundary: String, headers: [ReceivedHeader] = [], charset: Bool = false) throws
+        -> FormSnapshot
+    {
         let type = "multipart/form-data; \(charset ? "charset=utf-8; " : "")boundary=\(boundary)"
-        return try FormSnapshot(method: "POST", url: "http://example.com/upload",
-                                headers: headers + [ReceivedHeader(name: "Content-Type", value: type)], body: body)
+        return try FormSnapshot(
+            method: "POST", url: "http://example.com/upload",
+            headers: headers + [ReceivedHeader(name: "Content-Type", value: type)], body: body)
     }
 
     @Test func boundaryIsToleratedByDefaultAndReportedWhenExact() throws {
@@ -33,55 +36,70 @@ struct FormSnapshotTests {
         let one = try Self.snapshot(Self.multipart("XyZ", parts), boundary: "XyZ")
         let two = try Self.snapshot(Self.multipart("AbC", parts), boundary: "AbC")
         #expect(snapshotsMatch(one, two))
-        #expect(one.differences(from: two, tolerating: .exact) == [FormSnapshotDifference(location: "boundary", lhs: "\"XyZ\"", rhs: "\"AbC\"")])
+        #expect(
+            one.differences(from: two, tolerating: .exact) == [FormSnapshotDifference(location: "boundary", lhs: "\"XyZ\"", rhs: "\"AbC\"")]
+        )
         #expect(one.fields.map(\.text) == ["1"])
         #expect(one.files.first?.sha256 == SHA256.hex(Data("hi".utf8)))
     }
 
     @Test func partOrderAcrossNamesOnlyCharsetAndHeaderCase() throws {
-        let ordered = try Self.snapshot(Self.multipart("B", [("a", nil, nil, "1"), ("b", nil, nil, "2"), ("f[]", "1.txt", nil, "x"), ("f[]", "2.txt", nil, "y")]),
-                                        boundary: "B", headers: [ReceivedHeader(name: "X-API-Key", value: "k")], charset: true)
-        let moved = try Self.snapshot(Self.multipart("B", [("b", nil, nil, "2"), ("f[]", "1.txt", nil, "x"), ("a", nil, nil, "1"), ("f[]", "2.txt", nil, "y")]),
-                                      boundary: "B", headers: [ReceivedHeader(name: "X-Api-Key", value: "k")])
+        let ordered = try Self.snapshot(
+            Self.multipart("B", [("a", nil, nil, "1"), ("b", nil, nil, "2"), ("f[]", "1.txt", nil, "x"), ("f[]", "2.txt", nil, "y")]),
+            boundary: "B", headers: [ReceivedHeader(name: "X-API-Key", value: "k")], charset: true)
+        let moved = try Self.snapshot(
+            Self.multipart("B", [("b", nil, nil, "2"), ("f[]", "1.txt", nil, "x"), ("a", nil, nil, "1"), ("f[]", "2.txt", nil, "y")]),
+            boundary: "B", headers: [ReceivedHeader(name: "X-Api-Key", value: "k")])
         #expect(ordered.differences(from: moved, tolerating: .default).count > 3)
         #expect(ordered.matches(moved, tolerating: [.partOrder, .charsetParameter, .headerCase]))
-        #expect(ordered.differences(from: moved, tolerating: [.partOrder, .charsetParameter]).map(\.location) == ["header X-API-Key name case"])
-        #expect(ordered.differences(from: moved, tolerating: [.partOrder, .headerCase]).map(\.location) == ["content type parameter charset"])
-        let swapped = try Self.snapshot(Self.multipart("B", [("a", nil, nil, "1"), ("b", nil, nil, "2"), ("f[]", "2.txt", nil, "y"), ("f[]", "1.txt", nil, "x")]),
-                                        boundary: "B", headers: [ReceivedHeader(name: "X-API-Key", value: "k")], charset: true)
+        #expect(
+            ordered.differences(from: moved, tolerating: [.partOrder, .charsetParameter]).map(\.location) == ["header X-API-Key name case"])
+        #expect(
+            ordered.differences(from: moved, tolerating: [.partOrder, .headerCase]).map(\.location) == ["content type parameter charset"])
+        let swapped = try Self.snapshot(
+            Self.multipart("B", [("a", nil, nil, "1"), ("b", nil, nil, "2"), ("f[]", "2.txt", nil, "y"), ("f[]", "1.txt", nil, "x")]),
+            boundary: "B", headers: [ReceivedHeader(name: "X-API-Key", value: "k")], charset: true)
         #expect(!ordered.matches(swapped, tolerating: .all))
     }
 
     @Test func readableReport() throws {
-        let left = try Self.snapshot(Self.multipart("B", [("name", nil, nil, "Ben"), ("photo", "a.jpg", "image/jpeg", "abc")]), boundary: "B")
+        let left = try Self.snapshot(
+            Self.multipart("B", [("name", nil, nil, "Ben"), ("photo", "a.jpg", "image/jpeg", "abc")]), boundary: "B")
         let right = try Self.snapshot(Self.multipart("B", [("name", nil, nil, "Bob")]), boundary: "B")
         let report = left.diffReport(against: right, labels: ("old", "new"))
-        #expect(report == """
-            2 differences (old ≠ new):
-              part 1 "name" content: old "Ben" ≠ new "Bob", first difference at byte 1
-              part 2 "photo": old "photo" file "a.jpg" (image/jpeg) 3 bytes, sha256 ba7816bf8f01cfea… ≠ new (missing)
-            """)
+        #expect(
+            report == """
+                2 differences (old ≠ new):
+                  part 1 "name" content: old "Ben" ≠ new "Bob", first difference at byte 1
+                  part 2 "photo": old "photo" file "a.jpg" (image/jpeg) 3 bytes, sha256 ba7816bf8f01cfea… ≠ new (missing)
+                """)
     }
 
     @Test func gzipBodiesAreInflatedFirst() throws {
         let plain = Data("a=1&b=x%20y".utf8)
         let headers = [ReceivedHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")]
         let gzip = try DataCompressor.compressData(plain)
-        let compressed = try FormSnapshot(method: "POST", url: "http://h/", headers: headers + [ReceivedHeader(name: "Content-Encoding", value: "gzip")], body: gzip)
+        let compressed = try FormSnapshot(
+            method: "POST", url: "http://h/", headers: headers + [ReceivedHeader(name: "Content-Encoding", value: "gzip")], body: gzip)
         #expect(compressed.fields.map(\.text) == ["1", "x y"])
         var corrupt = gzip
         corrupt[12] ^= 0xFF
         #expect(throws: FormSnapshotError.self) {
-            try FormSnapshot(method: "POST", url: "http://h/", headers: headers + [ReceivedHeader(name: "Content-Encoding", value: "gzip")], body: corrupt)
+            try FormSnapshot(
+                method: "POST", url: "http://h/", headers: headers + [ReceivedHeader(name: "Content-Encoding", value: "gzip")],
+                body: corrupt)
         }
     }
 
     @Test func strictness() throws {
         let body = Self.multipart("B", [("a", nil, nil, "1")])
-        #expect(throws: FormSnapshotError.malformedBody(FormParseError(offset: body.count, reason: "Content-Length says 5 bytes but the body has \(body.count)"))) {
+        #expect(
+            throws: FormSnapshotError.malformedBody(
+                FormParseError(offset: body.count, reason: "Content-Length says 5 bytes but the body has \(body.count)"))
+        ) {
             try Self.snapshot(body, boundary: "B", headers: [ReceivedHeader(name: "Content-Length", value: "5")])
         }
-        let unterminated = body.prefix(body.count - 9) // the closing "\r\n--B--\r\n" cut off
+        let unterminated = body.prefix(body.count - 9)  // the closing "\r\n--B--\r\n" cut off
         #expect(throws: FormSnapshotError.malformedBody(FormParseError(offset: 49, reason: "Missing closing boundary --B--"))) {
             try Self.snapshot(Data(unterminated), boundary: "B")
         }
@@ -93,7 +111,9 @@ struct FormSnapshotTests {
     }
 
     @Test func rawCaptures() throws {
-        let chunked = Data("POST /up?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\n3\r\na=1\r\n4\r\n&b=2\r\n0\r\n\r\n".utf8)
+        let chunked = Data(
+            "POST /up?x=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\n3\r\na=1\r\n4\r\n&b=2\r\n0\r\n\r\n"
+                .utf8)
         let capture = try RawHTTPRequest(parsing: chunked)
         #expect(capture.body == Data("a=1&b=2".utf8))
         #expect(capture.url == "http://127.0.0.1:9/up?x=1")

@@ -18,14 +18,17 @@ struct LoopbackHTTPServerTests {
         return String(decoding: result.stdout, as: UTF8.self)
     }
 
-    @Test("two requests on one connection; a chunked body; Expect: 100-continue answered",
-          .enabled(if: curl != nil, "needs curl (apt-get install curl)"))
+    @Test(
+        "two requests on one connection; a chunked body; Expect: 100-continue answered",
+        .enabled(if: curl != nil, "needs curl (apt-get install curl)"))
     func keepAliveChunkedAndExpect() async throws {
         let receiver = try await FormReceiver.start()
         defer { Task { await receiver.stop() } }
         // -w prints how many new connections each transfer made: 1, then 0 (reused).
-        let connects = try await Self.curl(["-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects} ",
-                                            receiver.url("/a").absoluteString, receiver.url("/b").absoluteString])
+        let connects = try await Self.curl([
+            "-o", "/dev/null", "-o", "/dev/null", "-w", "%{num_connects} ",
+            receiver.url("/a").absoluteString, receiver.url("/b").absoluteString,
+        ])
         #expect(connects.split(separator: " ") == ["1", "0"], "\(connects)")
         #expect(receiver.requests.map(\.path) == ["/a", "/b"])
 
@@ -33,13 +36,17 @@ struct LoopbackHTTPServerTests {
         defer { scratch.cleanup() }
         let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         let path = try scratch.write("body.bin", body)
-        _ = try await Self.curl(["-o", "/dev/null", "-H", "Transfer-Encoding: chunked", "-H", "Content-Type: application/octet-stream",
-                                 "--data-binary", "@\(path)", receiver.url("/chunked").absoluteString])
+        _ = try await Self.curl([
+            "-o", "/dev/null", "-H", "Transfer-Encoding: chunked", "-H", "Content-Type: application/octet-stream",
+            "--data-binary", "@\(path)", receiver.url("/chunked").absoluteString,
+        ])
         let chunked = try #require(receiver.lastRequest)
         #expect(chunked.bodyBytes == body.count)
         #expect(chunked.bodySHA256 == SHA256.hex(body))
 
-        _ = try await Self.curl(["-o", "/dev/null", "-H", "Expect: 100-continue", "-F", "f=@\(path)", receiver.url("/expect").absoluteString])
+        _ = try await Self.curl([
+            "-o", "/dev/null", "-H", "Expect: 100-continue", "-F", "f=@\(path)", receiver.url("/expect").absoluteString,
+        ])
         let expected = try #require(receiver.lastRequest)
         #expect(expected.header("Expect") == "100-continue")
         #expect(expected.form?.file("f")?.sha256 == SHA256.hex(body))

@@ -20,7 +20,8 @@ struct MigrationTablesTests {
     static func declaredNames() throws -> Set<String> {
         var names: Set<String> = ["init"]
         let sources = root.appendingPathComponent("Sources")
-        let pattern = try NSRegularExpression(pattern: #"\b(?:func|var|let|case|class|struct|enum|typealias|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_]*)"#)
+        let pattern = try NSRegularExpression(
+            pattern: #"\b(?:func|var|let|case|class|struct|enum|typealias|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_]*)"#)
         let walker = FileManager.default.enumerator(atPath: sources.path)
         while let path = walker?.nextObject() as? String {
             guard path.hasPrefix("FormDataKit"), path.hasSuffix(".swift") else { continue }
@@ -48,9 +49,10 @@ struct MigrationTablesTests {
                 if rest.hasPrefix("try ") { rest = rest.dropFirst(4) }
                 if rest.hasPrefix("await ") { rest = rest.dropFirst(6) }
                 if let dot = rest.firstIndex(of: "."), rest[..<dot].first?.isUppercase == true,
-                    rest[..<dot].allSatisfy({ $0.isLetter || $0.isNumber }) {
-                    if outside.contains(String(rest[..<dot])) { continue } // Foundation's own member
-                    rest = rest[rest.index(after: dot)...] // Type.member: check the member
+                    rest[..<dot].allSatisfy({ $0.isLetter || $0.isNumber })
+                {
+                    if outside.contains(String(rest[..<dot])) { continue }  // Foundation's own member
+                    rest = rest[rest.index(after: dot)...]  // Type.member: check the member
                 }
                 rest = rest.drop { $0 == "." }
                 let name = String(rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" })

@@ -10,29 +10,34 @@ import Testing
 struct PostNetworkFlagsTests {
     static func tool() throws -> URL { try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)") }
 
-    @Test("bad values are usage errors naming the flag", arguments: [
-        (["--limit-rate", "0"], "--limit-rate"), (["--limit-rate", "fast"], "--limit-rate"),
-        (["--pinnedpubkey", "md5//x"], "--pinnedpubkey"), (["--key", "/k.pem"], "--key needs --cert"),
-        (["--proxy", "ftp://h:1"], "--proxy"), (["--proxy-user", ":pw"], "--proxy-user"),
-        (["--cookie-jar", "/tmp/j", "--transport", "urlsession"], "--cookie-jar"),
-    ])
+    @Test(
+        "bad values are usage errors naming the flag",
+        arguments: [
+            (["--limit-rate", "0"], "--limit-rate"), (["--limit-rate", "fast"], "--limit-rate"),
+            (["--pinnedpubkey", "md5//x"], "--pinnedpubkey"), (["--key", "/k.pem"], "--key needs --cert"),
+            (["--proxy", "ftp://h:1"], "--proxy"), (["--proxy-user", ":pw"], "--proxy-user"),
+            (["--cookie-jar", "/tmp/j", "--transport", "urlsession"], "--cookie-jar"),
+        ])
     func badValues(arguments: [String], named: String) async throws {
         let result = try await CaptureRoundTripTests.run(try Self.tool(), ["post", "http://127.0.0.1:9/x", "-F", "a=b"] + arguments)
         #expect(result.status == 64, "\(result.status): \(result.output)")
         #expect(result.output.contains(named), "\(result.output)")
     }
 
-    @Test("--proxy and --proxy-user send through tinyproxy; --cookie-jar keeps the cookie the answer set",
-          .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
+    @Test(
+        "--proxy and --proxy-user send through tinyproxy; --cookie-jar keeps the cookie the answer set",
+        .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
     func proxyAndCookieJar() async throws {
         let receiver = try await FormReceiver.start()
         let jar = NSTemporaryDirectory() + "fdk-cli-jar-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: jar) }
         try await TinyproxyServer.withServer(username: "cli", password: "cli-secret") { proxy in
-            let result = try await CaptureRoundTripTests.run(try Self.tool(), [
-                "post", receiver.url("/cookie?set=cli=1").absoluteString, "-F", "a=b",
-                "--proxy", proxy.proxyURL.absoluteString, "--proxy-user", "cli:cli-secret", "--cookie-jar", jar,
-            ])
+            let result = try await CaptureRoundTripTests.run(
+                try Self.tool(),
+                [
+                    "post", receiver.url("/cookie?set=cli=1").absoluteString, "-F", "a=b",
+                    "--proxy", proxy.proxyURL.absoluteString, "--proxy-user", "cli:cli-secret", "--cookie-jar", jar,
+                ])
             #expect(result.status == 0, "\(result.output)")
         }
         let arrived = receiver.lastRequest
@@ -48,8 +53,12 @@ struct PostNetworkFlagsTests {
         defer { certificates.remove() }
         let server = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
         defer { server.stop() }
-        let other = NetworkPinning.publicKeyHash(ofCertificate: try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedB.certificate))) ?? ""
-        let own = NetworkPinning.publicKeyHash(ofCertificate: try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedA.certificate))) ?? ""
+        let other =
+            NetworkPinning.publicKeyHash(ofCertificate: try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedB.certificate)))
+            ?? ""
+        let own =
+            NetworkPinning.publicKeyHash(ofCertificate: try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedA.certificate)))
+            ?? ""
         let base = ["post", server.url("/upload").absoluteString, "-F", "a=b", "--cacert", certificates.selfSignedA.certificate]
         let wrong = try await CaptureRoundTripTests.run(try Self.tool(), base + ["--pinnedpubkey", other])
         #expect(wrong.status == 11, "\(wrong.output)")

@@ -87,7 +87,10 @@ struct ReceiverHardeningTests {
             var offset = 0
             while offset < buffer.count {
                 let sent = send(fd, buffer.baseAddress! + offset, buffer.count - offset, sendFlags)
-                if sent <= 0 { sendError = errno; return } // the server may answer early and close
+                if sent <= 0 {
+                    sendError = errno
+                    return
+                }  // the server may answer early and close
                 offset += sent
             }
         }
@@ -114,13 +117,16 @@ struct ReceiverHardeningTests {
         guard pieces.count >= 2, let status = Int(pieces[1]) else {
             throw SocketFailure(description: "bad status line \(String(statusLine).debugDescription)")
         }
-        return RawResponse(status: status, head: head, body: Data(received[end.upperBound...]),
-                           seconds: Date().timeIntervalSince(started))
+        return RawResponse(
+            status: status, head: head, body: Data(received[end.upperBound...]),
+            seconds: Date().timeIntervalSince(started))
     }
 
     /// Runs `body` with a fresh receiver, stopped afterwards.
-    static func withReceiver<T>(limits: FormReceiver.Limits = .default, recordingDirectory: URL? = nil,
-                                _ body: (FormReceiver) async throws -> T) async throws -> T {
+    static func withReceiver<T>(
+        limits: FormReceiver.Limits = .default, recordingDirectory: URL? = nil,
+        _ body: (FormReceiver) async throws -> T
+    ) async throws -> T {
         let receiver = try await FormReceiver.start(limits: limits, recordingDirectory: recordingDirectory)
         do {
             let result = try await body(receiver)
@@ -155,7 +161,7 @@ struct ReceiverHardeningTests {
         try await Self.withReceiver { receiver in
             let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/delay/99999999999999", method: "GET"))
             #expect(answer.status == 400)
-            #expect(answer.seconds < 30) // answered at once, not after a (capped) wait
+            #expect(answer.seconds < 30)  // answered at once, not after a (capped) wait
             let negative = try await Self.exchange(port: receiver.port, Self.rawRequest("/delay/-5", method: "GET"))
             #expect(negative.status == 400)
             let words = try await Self.exchange(port: receiver.port, Self.rawRequest("/delay/soon", method: "GET"))
@@ -179,9 +185,13 @@ struct ReceiverHardeningTests {
 
     @Test func theLogKeepsTheSizeAndHashOfABigFileButNotItsBytes() async throws {
         try await Self.withReceiver { receiver in
-            let big = Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) }) // over 64 KiB
-            let body = Self.multipart([("big", "big.bin", big), ("small", "small.bin", Data([1, 2, 3, 4])), ("note", nil, Data("hi".utf8))])
-            let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
+            let big = Data((0..<(256 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7) })  // over 64 KiB
+            let body = Self.multipart([
+                ("big", "big.bin", big), ("small", "small.bin", Data([1, 2, 3, 4])), ("note", nil, Data("hi".utf8)),
+            ])
+            let answer = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
             #expect(answer.status == 200)
             let form = try #require(receiver.lastRequest?.form)
             let file = try #require(form.file("big"))
@@ -201,7 +211,11 @@ struct ReceiverHardeningTests {
         let limit = 5
         try await Self.withReceiver(limits: FormReceiver.Limits(logLimit: limit)) { receiver in
             for index in 0..<(limit + 3) {
-                let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/n/\(index)?sha256=0", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("i=\(index)".utf8)))
+                let answer = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest(
+                        "/n/\(index)?sha256=0", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                        body: Data("i=\(index)".utf8)))
                 #expect(answer.status == 200)
             }
             let requests = receiver.requests
@@ -223,19 +237,23 @@ struct ReceiverHardeningTests {
         // In a child process: its receiver inflates or parses a lot on the Swift concurrency
         // pool, which this process's other receivers share (they stalled beside it).
         try await Isolation.run(case: "default-limits") {
-        try await Self.withReceiver { receiver in
-            // ~600 KB that inflates to 600 MiB. To /discard, which keeps nothing (so the test does
-            // not copy 256 MiB around): the inflation limit holds there too.
-            let bomb = try Self.gzipBomb(members: 600)
-            let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/discard", headers: [
-                ("Content-Type", "multipart/form-data; boundary=B"), ("Content-Encoding", "gzip"),
-            ], body: bomb))
-            #expect(answer.status == 413)
-            let received = try #require(receiver.lastRequest)
-            #expect(received.bodyBytes == bomb.count)
-            #expect((received.inflatedBytes ?? 0) < 600 << 20)
-            #expect(received.parseError?.reason.contains("limit") == true, "\(String(describing: received.parseError))")
-        }
+            try await Self.withReceiver { receiver in
+                // ~600 KB that inflates to 600 MiB. To /discard, which keeps nothing (so the test does
+                // not copy 256 MiB around): the inflation limit holds there too.
+                let bomb = try Self.gzipBomb(members: 600)
+                let answer = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest(
+                        "/discard",
+                        headers: [
+                            ("Content-Type", "multipart/form-data; boundary=B"), ("Content-Encoding", "gzip"),
+                        ], body: bomb))
+                #expect(answer.status == 413)
+                let received = try #require(receiver.lastRequest)
+                #expect(received.bodyBytes == bomb.count)
+                #expect((received.inflatedBytes ?? 0) < 600 << 20)
+                #expect(received.parseError?.reason.contains("limit") == true, "\(String(describing: received.parseError))")
+            }
         }
     }
 
@@ -243,18 +261,22 @@ struct ReceiverHardeningTests {
         // In a child process: its receiver inflates or parses a lot on the Swift concurrency
         // pool, which this process's other receivers share (they stalled beside it).
         try await Isolation.run(case: "default-limits") {
-        try await Self.withReceiver { receiver in
-            let body = Self.multipart((0..<20_000).map { _ in (name: "f", fileName: String?.none, content: Data("x".utf8)) })
-            let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
-            #expect(answer.status == 413)
-            let received = try #require(receiver.lastRequest)
-            #expect(received.form == nil)
-            #expect(received.parseError?.reason.contains("parts") == true, "\(String(describing: received.parseError))")
+            try await Self.withReceiver { receiver in
+                let body = Self.multipart((0..<20_000).map { _ in (name: "f", fileName: String?.none, content: Data("x".utf8)) })
+                let answer = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
+                #expect(answer.status == 413)
+                let received = try #require(receiver.lastRequest)
+                #expect(received.form == nil)
+                #expect(received.parseError?.reason.contains("parts") == true, "\(String(describing: received.parseError))")
 
-            let pairs = Data((0..<20_000).map { "k\($0)=v" }.joined(separator: "&").utf8)
-            let encoded = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: pairs))
-            #expect(encoded.status == 413)
-        }
+                let pairs = Data((0..<20_000).map { "k\($0)=v" }.joined(separator: "&").utf8)
+                let encoded = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/upload?sha256=0", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: pairs))
+                #expect(encoded.status == 413)
+            }
         }
     }
 
@@ -262,18 +284,22 @@ struct ReceiverHardeningTests {
         // In a child process: its receiver inflates or parses a lot on the Swift concurrency
         // pool, which this process's other receivers share (they stalled beside it).
         try await Isolation.run(case: "default-limits") {
-        try await Self.withReceiver { receiver in
-            // 48 KB of header fields in 48 lines: over the receiver's 32 KiB limit, under the
-            // server's 1 MiB head limit, so the receiver itself answers 431.
-            let big = (0..<48).map { ("X-Big-\($0)", String(repeating: "a", count: 1000)) }
-            let answer = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ] + big, body: Data("a=1".utf8)))
-            #expect(answer.status == 431)
-            let received = try #require(receiver.lastRequest)
-            #expect(received.headers.map { $0.name.utf8.count + $0.value.utf8.count }.reduce(0, +) < 48_000)
-            #expect(received.form == nil)
-        }
+            try await Self.withReceiver { receiver in
+                // 48 KB of header fields in 48 lines: over the receiver's 32 KiB limit, under the
+                // server's 1 MiB head limit, so the receiver itself answers 431.
+                let big = (0..<48).map { ("X-Big-\($0)", String(repeating: "a", count: 1000)) }
+                let answer = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest(
+                        "/upload",
+                        headers: [
+                            ("Content-Type", "application/x-www-form-urlencoded")
+                        ] + big, body: Data("a=1".utf8)))
+                #expect(answer.status == 431)
+                let received = try #require(receiver.lastRequest)
+                #expect(received.headers.map { $0.name.utf8.count + $0.value.utf8.count }.reduce(0, +) < 48_000)
+                #expect(received.form == nil)
+            }
         }
     }
 
@@ -282,20 +308,26 @@ struct ReceiverHardeningTests {
         try await Self.withReceiver(limits: limits) { receiver in
             #expect(receiver.limits == limits)
             for index in 0..<5 {
-                let body = Self.multipart([("a", "a.bin", Data(repeating: UInt8(index), count: 8)), ("b", "b.bin", Data(repeating: 9, count: 8))])
-                _ = try await Self.exchange(port: receiver.port, Self.rawRequest("/n/\(index)", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
+                let body = Self.multipart([
+                    ("a", "a.bin", Data(repeating: UInt8(index), count: 8)), ("b", "b.bin", Data(repeating: 9, count: 8)),
+                ])
+                _ = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/n/\(index)", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: body))
             }
             #expect(receiver.requests.map(\.path) == ["/n/2", "/n/3", "/n/4"])
             let form = try #require(receiver.lastRequest?.form)
-            #expect(form.file("a")?.data == Data(repeating: 4, count: 8)) // within the 10-byte budget
-            #expect(form.file("b")?.data.isEmpty == true) // beyond it: size and hash only
+            #expect(form.file("a")?.data == Data(repeating: 4, count: 8))  // within the 10-byte budget
+            #expect(form.file("b")?.data.isEmpty == true)  // beyond it: size and hash only
             #expect(form.file("b")?.size == 8)
             #expect(form.file("b")?.sha256 == SHA256.hex(Data(repeating: 9, count: 8)))
 
             // The byte budget: two requests of ~600 KB of fields do not both fit in 1 MiB.
             let field = Data(("v=" + String(repeating: "x", count: 600_000)).utf8)
             for index in 0..<2 {
-                _ = try await Self.exchange(port: receiver.port, Self.rawRequest("/big/\(index)", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: field))
+                _ = try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/big/\(index)", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: field))
             }
             #expect(receiver.requests.map(\.path) == ["/big/1"])
             receiver.reset()
@@ -314,9 +346,13 @@ struct ReceiverHardeningTests {
                 return UInt8(ascii: "a") + UInt8((seed >> 16) % 26)
             }
             let gzip = try DataCompressor.compressData(Data("a=".utf8) + Data(letters))
-            let bomb = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [
-                ("Content-Type", "application/x-www-form-urlencoded"), ("Content-Encoding", "gzip"),
-            ], body: gzip))
+            let bomb = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest(
+                    "/upload",
+                    headers: [
+                        ("Content-Type", "application/x-www-form-urlencoded"), ("Content-Encoding", "gzip"),
+                    ], body: gzip))
             #expect(bomb.status == 413)
             #expect(receiver.lastRequest?.form == nil)
             #expect((receiver.lastRequest?.inflatedBytes ?? 0) < 200_000)
@@ -325,21 +361,42 @@ struct ReceiverHardeningTests {
             #expect(described.parseError?.reason.contains("100000") == true)
 
             let small = try DataCompressor.compressData(Data("a=1&b=2".utf8))
-            let fine = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [
-                ("Content-Type", "application/x-www-form-urlencoded"), ("Content-Encoding", "gzip"),
-            ], body: small))
+            let fine = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest(
+                    "/upload",
+                    headers: [
+                        ("Content-Type", "application/x-www-form-urlencoded"), ("Content-Encoding", "gzip"),
+                    ], body: small))
             #expect(fine.status == 200)
             #expect(receiver.lastRequest?.form?.value("b") == "2")
 
             let three = Self.multipart((0..<3).map { (name: "f\($0)", fileName: String?.none, content: Data("x".utf8)) })
-            #expect(try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: three)).status == 200)
+            #expect(
+                try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/upload", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: three)
+                ).status == 200)
             let four = Self.multipart((0..<4).map { (name: "f\($0)", fileName: String?.none, content: Data("x".utf8)) })
-            #expect(try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: four)).status == 413)
-            #expect(try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=1&b=2&c=3&d=4".utf8))).status == 413)
+            #expect(
+                try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest("/upload", headers: [("Content-Type", "multipart/form-data; boundary=B")], body: four)
+                ).status == 413)
+            #expect(
+                try await Self.exchange(
+                    port: receiver.port,
+                    Self.rawRequest(
+                        "/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=1&b=2&c=3&d=4".utf8))
+                ).status == 413)
 
-            let headers = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [
-                ("Content-Type", "application/x-www-form-urlencoded"), ("X-Long", String(repeating: "h", count: 2000)),
-            ], body: Data("a=1".utf8)))
+            let headers = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest(
+                    "/upload",
+                    headers: [
+                        ("Content-Type", "application/x-www-form-urlencoded"), ("X-Long", String(repeating: "h", count: 2000)),
+                    ], body: Data("a=1".utf8)))
             #expect(headers.status == 431)
             #expect(receiver.lastRequest?.headers.isEmpty == true)
             #expect(receiver.lastRequest?.parseError?.reason.contains("2000") == true)
@@ -350,10 +407,12 @@ struct ReceiverHardeningTests {
         let multipart = "multipart/form-data; boundary=\"xyz\""
         let body = Self.multipart(boundary: "xyz", (0..<5).map { (name: "f\($0)", fileName: String?.none, content: Data("x".utf8)) })
         #expect(FormReceiver.partCountUpperBound(body, contentType: multipart, stoppingAbove: 100) == 5)
-        #expect(FormReceiver.partCountUpperBound(body, contentType: multipart, stoppingAbove: 2) == 3) // stops counting at 4 delimiters
+        #expect(FormReceiver.partCountUpperBound(body, contentType: multipart, stoppingAbove: 2) == 3)  // stops counting at 4 delimiters
         #expect(FormReceiver.partCountUpperBound(Data(), contentType: multipart, stoppingAbove: 10) == 0)
         #expect(FormReceiver.partCountUpperBound(Data("--xy--x".utf8), contentType: multipart, stoppingAbove: 10) == 0)
-        #expect(FormReceiver.partCountUpperBound(Data("a=1&b=2&c".utf8), contentType: "application/x-www-form-urlencoded", stoppingAbove: 10) == 3)
+        #expect(
+            FormReceiver.partCountUpperBound(Data("a=1&b=2&c".utf8), contentType: "application/x-www-form-urlencoded", stoppingAbove: 10)
+                == 3)
         #expect(FormReceiver.partCountUpperBound(Data(), contentType: "application/x-www-form-urlencoded", stoppingAbove: 10) == 0)
         #expect(FormReceiver.partCountUpperBound(Data("x".utf8), contentType: "text/plain", stoppingAbove: 10) == nil)
     }
@@ -368,14 +427,21 @@ struct ReceiverHardeningTests {
         try Data("not a capture".utf8).write(to: directory.appendingPathComponent("notes-0099.txt"))
 
         let first = try await Self.withReceiver(recordingDirectory: directory) { receiver in
-            _ = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=1".utf8)))
-            _ = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", method: "PUT", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=2".utf8)))
+            _ = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest("/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=1".utf8)))
+            _ = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest(
+                    "/upload", method: "PUT", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=2".utf8)))
             return receiver.requests.map { $0.capturePath.map { URL(fileURLWithPath: $0).lastPathComponent } }
         }
         #expect(first == ["0008-POST.http", "0009-PUT.http"])
         // A second receiver on the same directory (a restarted `formdata serve --record`).
         let second = try await Self.withReceiver(recordingDirectory: directory) { receiver in
-            _ = try await Self.exchange(port: receiver.port, Self.rawRequest("/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=3".utf8)))
+            _ = try await Self.exchange(
+                port: receiver.port,
+                Self.rawRequest("/upload", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Data("a=3".utf8)))
             return receiver.lastRequest?.capturePath.map { URL(fileURLWithPath: $0).lastPathComponent }
         }
         #expect(second == "0010-POST.http")
@@ -390,7 +456,10 @@ struct ReceiverHardeningTests {
         let directory = try Self.temporaryDirectory("numbers")
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(FormReceiver.highestCaptureNumber(in: directory) == 0)
-        for name in ["0003-POST.http", "0012-PUT.http", ".0099-POST.http.partial", "notes.txt", "x-1.http", "99999999999999999999-POST.http", "0020-GET.txt"] {
+        for name in [
+            "0003-POST.http", "0012-PUT.http", ".0099-POST.http.partial", "notes.txt", "x-1.http", "99999999999999999999-POST.http",
+            "0020-GET.txt",
+        ] {
             try Data().write(to: directory.appendingPathComponent(name))
         }
         #expect(FormReceiver.highestCaptureNumber(in: directory) == 12)
@@ -426,9 +495,11 @@ struct ReceiverHardeningTests {
             "parseError": ["offset": 0, "reason": "Not a form content type: \u{1B}[5m\nnext"],
         ]
         let request = try JSONDecoder().decode(ReceivedRequest.self, from: JSONSerialization.data(withJSONObject: object))
-        #expect(request.summary.unicodeScalars.contains("\u{1B}")) // what was printed before
+        #expect(request.summary.unicodeScalars.contains("\u{1B}"))  // what was printed before
         let text = request.terminalSummary
-        #expect(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}" }, "\(text.debugDescription)")
+        #expect(
+            !text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\n") || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}" },
+            "\(text.debugDescription)")
         #expect(text.contains("X\\u{1B}: v\\u{1B}]0;t\\u{7}\\u{9B}"), "\(text)")
         // The line break in the parse error is escaped; the summary's own lines stay.
         #expect(text.split(separator: "\n").count == request.summary.split(separator: "\n").count - 1)
@@ -464,9 +535,13 @@ struct ReceiverHardeningTests {
         let listening = try #require(port, "formdata serve printed \(String(decoding: output.current, as: UTF8.self).debugDescription)")
         let evil = "a\u{1B}]0;owned\u{07}b\u{1B}[2J\u{9B}31mc\rd"
         let body = Self.multipart([("f\u{1B}[1m", "x\u{1B}[5m.bin", Data("z".utf8)), ("v", nil, Data("p\u{1B}[31mq\u{9B}r".utf8))])
-        let answer = try await Self.exchange(port: listening, Self.rawRequest("/upload", headers: [
-            ("X-Evil\u{1B}[7m", evil), ("Content-Type", "multipart/form-data; boundary=B"),
-        ], body: body))
+        let answer = try await Self.exchange(
+            port: listening,
+            Self.rawRequest(
+                "/upload",
+                headers: [
+                    ("X-Evil\u{1B}[7m", evil), ("Content-Type", "multipart/form-data; boundary=B"),
+                ], body: body))
         #expect(answer.status == 200)
         for _ in 0..<600 where !String(decoding: output.current, as: UTF8.self).contains("owned") {
             try await Task.sleep(nanoseconds: 50_000_000)
@@ -485,27 +560,30 @@ struct ReceiverHardeningTests {
 
     // MARK: - 5. Chunked captures
 
-    static let chunkedHead = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+    static let chunkedHead =
+        "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
 
-    @Test("malformed chunked captures are errors, not traps", arguments: [
-        "7fffffffffffffff\r\na=1\r\n0\r\n\r\n",
-        "7ffffffffffffffe\r\na=1\r\n0\r\n\r\n",
-        "ffffffffffffffff\r\na=1\r\n0\r\n\r\n",
-        "10000000000000000\r\na=1\r\n0\r\n\r\n",
-        "3\r\na=1\r\n7fffffffffffffff\r\n",
-        "-3\r\na=1\r\n0\r\n\r\n",
-        "+3\r\na=1\r\n0\r\n\r\n",
-        "0x3\r\na=1\r\n0\r\n\r\n",
-        "\r\na=1\r\n0\r\n\r\n",
-        "3\r\na=1",
-        "3\r\na=1\r",
-        "3\r\na=1xx0\r\n\r\n",
-        "4\r\na=1",
-        "3\r\na=1\r\n",
-        "3\r\na=1\r\n0\r\n",
-        "3\r\na=1\r\n0\r\nX-T: 1\r\n",
-        "zz\r\n",
-    ])
+    @Test(
+        "malformed chunked captures are errors, not traps",
+        arguments: [
+            "7fffffffffffffff\r\na=1\r\n0\r\n\r\n",
+            "7ffffffffffffffe\r\na=1\r\n0\r\n\r\n",
+            "ffffffffffffffff\r\na=1\r\n0\r\n\r\n",
+            "10000000000000000\r\na=1\r\n0\r\n\r\n",
+            "3\r\na=1\r\n7fffffffffffffff\r\n",
+            "-3\r\na=1\r\n0\r\n\r\n",
+            "+3\r\na=1\r\n0\r\n\r\n",
+            "0x3\r\na=1\r\n0\r\n\r\n",
+            "\r\na=1\r\n0\r\n\r\n",
+            "3\r\na=1",
+            "3\r\na=1\r",
+            "3\r\na=1xx0\r\n\r\n",
+            "4\r\na=1",
+            "3\r\na=1\r\n",
+            "3\r\na=1\r\n0\r\n",
+            "3\r\na=1\r\n0\r\nX-T: 1\r\n",
+            "zz\r\n",
+        ])
     func malformedChunkedCaptures(_ body: String) throws {
         let data = Data((Self.chunkedHead + body).utf8)
         #expect(throws: FormParseError.self) { try RawHTTPRequest(parsing: data) }
@@ -539,7 +617,10 @@ struct ReceiverHardeningTests {
         let directory = try Self.temporaryDirectory("chunk")
         defer { try? FileManager.default.removeItem(at: directory) }
         let capture = directory.appendingPathComponent("0001-POST.http")
-        try Data("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\na=1\r\n0\r\n\r\n".utf8).write(to: capture)
+        try Data(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\na=1\r\n0\r\n\r\n"
+                .utf8
+        ).write(to: capture)
         let result = try await CaptureRoundTripTests.run(tool, ["diff", capture.path, capture.path])
         #expect(result.status == 64, "formdata diff: status \(result.status), \(result.output)")
         #expect(result.output.contains("hunk"), "\(result.output)")

@@ -153,7 +153,8 @@ struct TemporaryFileTests {
             BodySegment(.bytes(bytes("a"))),
             BodySegment(.file(FileRange(path: path, offset: 17, length: UInt64(size - 18), expectedFileSize: UInt64(size)))),
             BodySegment(.bytes(bytes("z"))),
-            BodySegment(.file(FileRange(path: path, offset: 0, length: UInt64(BodySpooler.copyBufferSize), expectedFileSize: UInt64(size)))),
+            BodySegment(
+                .file(FileRange(path: path, offset: 0, length: UInt64(BodySpooler.copyBufferSize), expectedFileSize: UInt64(size)))),
             BodySegment(.file(FileRange(path: path, offset: UInt64(size - 1), length: 1, expectedFileSize: UInt64(size)))),
         ])
         let spooled = try BodySpooler.spool(source)
@@ -201,8 +202,9 @@ struct TemporaryFileTests {
         let live = "\(scratch.path)/FormDataKit-\(getppid())-alive"
         let other = "\(scratch.path)/unrelated-\(Int32.max - 1)"
         for dir in [dead, live, other] {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: dir, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
             try Data("x".utf8).write(to: URL(fileURLWithPath: dir + "/body-1"))
         }
         try Data().write(to: URL(fileURLWithPath: dead + "/.lock"))

@@ -125,8 +125,9 @@ struct TemporaryStorageSweepTests {
         #expect(FileManager.default.fileExists(atPath: outside))
     }
 
-    @Test("A directory whose lock another process holds is not swept, even if its pid is dead",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "needs flock(1) (util-linux)"))
+    @Test(
+        "A directory whose lock another process holds is not swept, even if its pid is dead",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock"), "needs flock(1) (util-linux)"))
     func heldLockNotSwept() async throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }

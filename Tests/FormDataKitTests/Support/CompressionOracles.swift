@@ -130,8 +130,10 @@ enum TestBytes {
 
     /// About `count` bytes of compressible English-like text (exactly `count` bytes).
     static func text(_ count: Int) -> Data {
-        let words = ["form", "data", "upload", "boundary", "gzip", "stream", "request", "body", "part",
-                     "field", "value", "swift", "linux", "deflate", "window", "level"]
+        let words = [
+            "form", "data", "upload", "boundary", "gzip", "stream", "request", "body", "part",
+            "field", "value", "swift", "linux", "deflate", "window", "level",
+        ]
         var out = Data()
         out.reserveCapacity(count + 16)
         var index = 0

@@ -72,10 +72,11 @@ struct BodyDeliveryTests {
         request.addRequestHeader("X-Mine", value: "1")
         request.setPostValue("v", forKey: "k")
         try request.buildPostBody()
-        #expect(request.requestHeaders == [
-            "X-Mine": "1", "Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "Content-Length": "3",
-        ])
-        #expect(request.requestMethod == "POST") // as ASIHTTPRequest showed it after a build
+        #expect(
+            request.requestHeaders == [
+                "X-Mine": "1", "Content-Type": "application/x-www-form-urlencoded; charset=utf-8", "Content-Length": "3",
+            ])
+        #expect(request.requestMethod == "POST")  // as ASIHTTPRequest showed it after a build
         #expect(request.state.withLock { $0.requestHeaders } == ["X-Mine": "1"])
         #expect(request.state.withLock { $0.requestMethod } == "GET")
         // Writing back what was read keeps only the caller's own headers.
@@ -130,8 +131,10 @@ struct BodyDeliveryTests {
         }
     }
 
-    private static func sendAndCompare(receiver: FormReceiver, file: ScratchFile, transport: any FormDataTransport,
-                                       compressed: Bool) async throws -> [String] {
+    private static func sendAndCompare(
+        receiver: FormReceiver, file: ScratchFile, transport: any FormDataTransport,
+        compressed: Bool
+    ) async throws -> [String] {
         let request = FormDataRequest(url: receiver.url("/upload"))
         request.transport = transport
         request.timeOutSeconds = Support.patientTimeout

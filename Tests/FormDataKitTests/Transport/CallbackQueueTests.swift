@@ -42,8 +42,9 @@ struct CallbackQueueTests {
         request.completionBlock = { blockOnQueue.withLock { $0 = DispatchQueue.getSpecific(key: key) == "callbacks" } }
         _ = try await request.start()
         await receiver.stop()
-        #expect(delegate.names == ["started", "sent", "headers", "finished"] || delegate.names == ["started", "headers", "sent", "finished"],
-                "\(delegate.names)")
+        #expect(
+            delegate.names == ["started", "sent", "headers", "finished"] || delegate.names == ["started", "headers", "sent", "finished"],
+            "\(delegate.names)")
         #expect(delegate.allOnQueue)
         #expect(blockOnQueue.current)
         #expect(request.callbackQueue === queue)

@@ -36,8 +36,9 @@ struct CurlTransportTests {
     func redirect308SameOrigin() async throws {
         let server = try await EdgeServer()
         defer { server.stop() }
-        let request = try TransportMatrixTests.formRequest(server.redirect(1, code: 308, to: server.url(1, "/upload")), file: nil,
-                                           transport: CurlTransport.shared)
+        let request = try TransportMatrixTests.formRequest(
+            server.redirect(1, code: 308, to: server.url(1, "/upload")), file: nil,
+            transport: CurlTransport.shared)
         request.requestMethod = "PUT"
         request.username = "alice"
         request.password = "secret"
@@ -81,8 +82,11 @@ struct CurlTransportTests {
         try handle.seekToEnd()
         try handle.write(contentsOf: Data("grown".utf8))
         try handle.close()
-        await #expect(throws: FormDataError.internalErrorWhileBuilding(underlying: .fileChanged(
-            path: file.path, expectedSize: 1_000_000, actualSize: 1_000_005))) {
+        await #expect(
+            throws: FormDataError.internalErrorWhileBuilding(
+                underlying: .fileChanged(
+                    path: file.path, expectedSize: 1_000_000, actualSize: 1_000_005))
+        ) {
             try await request.start()
         }
         #expect(try server.log(1).allSatisfy { $0.received < Int(request.postLength) })
@@ -111,7 +115,8 @@ struct CurlTransportTests {
     func lazySpool() throws {
         let file = try Support.makeFile(size: 200_000, seed: 74)
         defer { file.remove() }
-        let request = try TransportMatrixTests.formRequest(URL(string: "http://127.0.0.1:9/x")!, file: file.path, transport: CurlTransport.shared)
+        let request = try TransportMatrixTests.formRequest(
+            URL(string: "http://127.0.0.1:9/x")!, file: file.path, transport: CurlTransport.shared)
         try request.buildPostBody()
         #expect(!request.isPostBodySpooled)
         let path = try #require(request.postBodyFilePath)
@@ -157,14 +162,17 @@ struct CurlTransportTests {
 struct RedirectPolicyTests {
     let base = TransportRequest(
         url: URL(string: "https://a.example/form")!, method: "POST",
-        headers: [(name: "Authorization", value: "Basic x"), (name: "Cookie", value: "c=1"),
-                  (name: "Content-Type", value: "multipart/form-data; boundary=B"), (name: "X-Other", value: "kept")],
+        headers: [
+            (name: "Authorization", value: "Basic x"), (name: "Cookie", value: "c=1"),
+            (name: "Content-Type", value: "multipart/form-data; boundary=B"), (name: "X-Other", value: "kept"),
+        ],
         body: .data(Data("body".utf8)), timeoutInterval: 10)
 
     @Test("https to http is refused, naming both URLs")
     func downgradeRefused() {
-        let decision = RedirectPolicy().decide(after: base, statusCode: 307, location: URL(string: "http://a.example/form"),
-                                               redirectsSoFar: 0)
+        let decision = RedirectPolicy().decide(
+            after: base, statusCode: 307, location: URL(string: "http://a.example/form"),
+            redirectsSoFar: 0)
         guard case .refuse(.redirectRefused(let from, let to, _)) = decision else {
             Issue.record("expected a refusal, got \(decision)")
             return
@@ -175,9 +183,13 @@ struct RedirectPolicyTests {
 
     @Test("another origin loses Authorization and Cookie; 307 keeps method and body")
     func crossOrigin307() {
-        guard case .follow(let next) = RedirectPolicy().decide(
-            after: base, statusCode: 307, location: URL(string: "https://b.example/x"), redirectsSoFar: 0)
-        else { Issue.record("expected follow"); return }
+        guard
+            case .follow(let next) = RedirectPolicy().decide(
+                after: base, statusCode: 307, location: URL(string: "https://b.example/x"), redirectsSoFar: 0)
+        else {
+            Issue.record("expected follow")
+            return
+        }
         #expect(next.method == "POST")
         #expect(next.body == base.body)
         #expect(next.headers.map(\.name) == ["Content-Type", "X-Other"])
@@ -187,31 +199,44 @@ struct RedirectPolicyTests {
     func origins() {
         #expect(RedirectPolicy.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://A.example:443/y")!))
         #expect(!RedirectPolicy.sameOrigin(URL(string: "http://a.example/x")!, URL(string: "http://a.example:8080/x")!))
-        guard case .follow(let next) = RedirectPolicy().decide(
-            after: base, statusCode: 308, location: URL(string: "https://a.example/other"), redirectsSoFar: 0)
-        else { Issue.record("expected follow"); return }
+        guard
+            case .follow(let next) = RedirectPolicy().decide(
+                after: base, statusCode: 308, location: URL(string: "https://a.example/other"), redirectsSoFar: 0)
+        else {
+            Issue.record("expected follow")
+            return
+        }
         #expect(next.header("Authorization") == "Basic x")
     }
 
     @Test("303 drops the body and its headers; HEAD stays HEAD; the sixth redirect is refused")
     func getAndLimit() {
-        guard case .follow(let next) = RedirectPolicy().decide(
-            after: base, statusCode: 303, location: URL(string: "https://a.example/done"), redirectsSoFar: 0)
-        else { Issue.record("expected follow"); return }
+        guard
+            case .follow(let next) = RedirectPolicy().decide(
+                after: base, statusCode: 303, location: URL(string: "https://a.example/done"), redirectsSoFar: 0)
+        else {
+            Issue.record("expected follow")
+            return
+        }
         #expect(next.method == "GET")
         #expect(next.body == .none)
         #expect(next.header("Content-Type") == nil)
         var head = base
         head.method = "HEAD"
         if case .follow(let nextHead) = RedirectPolicy().decide(
-            after: head, statusCode: 302, location: URL(string: "https://a.example/done"), redirectsSoFar: 0) {
+            after: head, statusCode: 302, location: URL(string: "https://a.example/done"), redirectsSoFar: 0)
+        {
             #expect(nextHead.method == "HEAD")
         } else {
             Issue.record("expected follow")
         }
-        guard case .refuse(.tooMuchRedirection) = RedirectPolicy().decide(
-            after: base, statusCode: 302, location: URL(string: "https://a.example/again"), redirectsSoFar: 5)
-        else { Issue.record("expected tooMuchRedirection"); return }
+        guard
+            case .refuse(.tooMuchRedirection) = RedirectPolicy().decide(
+                after: base, statusCode: 302, location: URL(string: "https://a.example/again"), redirectsSoFar: 5)
+        else {
+            Issue.record("expected tooMuchRedirection")
+            return
+        }
         #expect(RedirectPolicy().decide(after: base, statusCode: 200, location: nil, redirectsSoFar: 0) == .deliver)
     }
 }

@@ -25,12 +25,14 @@ struct FormBodyParserTests {
     func roundTrip() throws {
         let request = FormDataRequest(url: URL(string: "http://example.com")!)
         request.setPostValue("Grüße\r\n--XyZ not a boundary", forKey: "text")
-        request.addData(Data((0...255).map { UInt8($0) }), withFileName: "all.bin", andContentType: "application/octet-stream", forKey: "bin")
+        request.addData(
+            Data((0...255).map { UInt8($0) }), withFileName: "all.bin", andContentType: "application/octet-stream", forKey: "bin")
         request.postFormat = .multipartFormData
         try request.buildPostBody()
         let body = try Data(contentsOf: URL(fileURLWithPath: try #require(request.postBodyFilePath)))
-        let form = try FormBodyParser.parse(body, contentType: try #require(request.requestHeaders["Content-Type"]),
-                                            expectedLength: Int(request.postLength))
+        let form = try FormBodyParser.parse(
+            body, contentType: try #require(request.requestHeaders["Content-Type"]),
+            expectedLength: Int(request.postLength))
         #expect(form.value("text") == "Grüße\r\n--XyZ not a boundary")
         #expect(form.file("bin")?.data == Data((0...255).map { UInt8($0) }))
         #expect(form.file("bin")?.fileName == "all.bin")
@@ -44,8 +46,9 @@ struct FormBodyParserTests {
         request.postFormat = .multipartFormData
         try request.buildPostBody()
         let body = try #require(request.bodySource).readAll()
-        let form = try FormBodyParser.parse(body, contentType: try #require(request.requestHeaders["Content-Type"]),
-                                            expectedLength: Int(request.postLength))
+        let form = try FormBodyParser.parse(
+            body, contentType: try #require(request.requestHeaders["Content-Type"]),
+            expectedLength: Int(request.postLength))
         #expect(form.value("a\\b\\\\c") == "v")
         #expect(form.file("up\\load")?.fileName == "C:\\dir\\f.txt")
         // 表 in Shift_JIS is 0x95 0x5C: its second byte is a backslash to a byte-wise reader.
@@ -54,9 +57,10 @@ struct FormBodyParserTests {
         sjis.postFormat = .multipartFormData
         sjis.setPostValue("v", forKey: "表")
         try sjis.buildPostBody()
-        let parsed = try FormBodyParser.parse(try #require(sjis.postBody),
-                                              contentType: try #require(sjis.requestHeaders["Content-Type"]),
-                                              expectedLength: Int(sjis.postLength))
+        let parsed = try FormBodyParser.parse(
+            try #require(sjis.postBody),
+            contentType: try #require(sjis.requestHeaders["Content-Type"]),
+            expectedLength: Int(sjis.postLength))
         #expect(parsed.fields.count == 1)
         #expect(parsed.fields.first?.name.unicodeScalars.last == "\\")
     }
@@ -106,9 +110,13 @@ struct FormBodyParserTests {
 
     @Test("URL-encoded: percent escapes and + decode; a bad escape is an error at its offset")
     func urlEncoded() throws {
-        let form = try FormBodyParser.parse(Self.body("a=1&b=x%20y+z&c=%E2%9C%93&d"), contentType: "application/x-www-form-urlencoded; charset=utf-8")
-        #expect(form.fields == [ParsedField(name: "a", value: "1"), ParsedField(name: "b", value: "x y z"),
-                                ParsedField(name: "c", value: "✓"), ParsedField(name: "d", value: "")])
+        let form = try FormBodyParser.parse(
+            Self.body("a=1&b=x%20y+z&c=%E2%9C%93&d"), contentType: "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(
+            form.fields == [
+                ParsedField(name: "a", value: "1"), ParsedField(name: "b", value: "x y z"),
+                ParsedField(name: "c", value: "✓"), ParsedField(name: "d", value: ""),
+            ])
         #expect(throws: FormParseError(offset: 6, reason: "Bad percent escape")) {
             try FormBodyParser.parse(Self.body("a=1&b=%G1"), contentType: "application/x-www-form-urlencoded")
         }

@@ -25,60 +25,61 @@ struct HeadOfLineTests {
         }
     }
 
-    @Test("while one upload is stalled by its server and another is cancelled mid-body, 20 small uploads each finish in under 2 s",
-          arguments: Kind.allCases)
+    @Test(
+        "while one upload is stalled by its server and another is cancelled mid-body, 20 small uploads each finish in under 2 s",
+        arguments: Kind.allCases)
     func smallUploadsAreNotHeldUp(kind: Kind) async throws {
         // AsyncHTTPClient sends run on the process's Swift concurrency pool (two threads here):
         // beside the other suites' work they waited 14-18 s for it, stalled upload or not. Its
         // case runs in a child process of its own, so it measures the transport; curl's sends
         // run on the transport's own thread and are measured here, under the whole suite's load.
         try await Isolation.run(case: kind.rawValue, isolate: kind == .asyncHTTPClient) {
-        let big = try TransportMatrixTests.sparseFile(size: 32 << 20)
-        defer { big.remove() }
-        let server = try await EdgeServer()
-        defer { server.stop() }
-        let ahc = kind == .asyncHTTPClient ? try Support.newAsyncHTTPClient() : nil
-        let transport: any FormDataTransport = ahc?.transport ?? CurlTransport()
+            let big = try TransportMatrixTests.sparseFile(size: 32 << 20)
+            defer { big.remove() }
+            let server = try await EdgeServer()
+            defer { server.stop() }
+            let ahc = kind == .asyncHTTPClient ? try Support.newAsyncHTTPClient() : nil
+            let transport: any FormDataTransport = ahc?.transport ?? CurlTransport()
 
-        let stalled = try TransportMatrixTests.formRequest(server.url(1, "/stall"), file: big.path, transport: transport)
-        stalled.startAsynchronous()
-        let cancelled = try TransportMatrixTests.formRequest(server.url(1, "/upload?slow=1"), file: big.path, transport: transport)
-        let canceller = RecordingDelegate(onSend: { $0.cancel() })  // the delegate is held weakly
-        cancelled.delegate = canceller
-        await Support.blocking { cancelled.startSynchronous() }
-        #expect(cancelled.error == .cancelled)
-        // The stalled upload has sent what the socket buffers take and is waiting.
-        let deadline = Date().addingTimeInterval(30)
-        while stalled.totalBytesSent == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(stalled.totalBytesSent > 0)
+            let stalled = try TransportMatrixTests.formRequest(server.url(1, "/stall"), file: big.path, transport: transport)
+            stalled.startAsynchronous()
+            let cancelled = try TransportMatrixTests.formRequest(server.url(1, "/upload?slow=1"), file: big.path, transport: transport)
+            let canceller = RecordingDelegate(onSend: { $0.cancel() })  // the delegate is held weakly
+            cancelled.delegate = canceller
+            await Support.blocking { cancelled.startSynchronous() }
+            #expect(cancelled.error == .cancelled)
+            // The stalled upload has sent what the socket buffers take and is waiting.
+            let deadline = Date().addingTimeInterval(30)
+            while stalled.totalBytesSent == 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(stalled.totalBytesSent > 0)
 
-        let durations = try await withThrowingTaskGroup(of: Double.self) { group in
-            for index in 0..<20 {
-                group.addTask {
-                    let request = FormDataRequest(url: server.url(1, "/upload"))
-                    request.transport = transport
-                    request.timeOutSeconds = Support.patientTimeout
-                    request.setPostValue("small \(index)", forKey: "n")
-                    // Timed on a thread of its own, around the blocking send: the figure is the
-                    // transport's, not the wait of this task for a concurrency-pool thread.
-                    let (seconds, status) = await Support.blocking { () -> (Double, Int) in
-                        let start = Date()
-                        request.startSynchronous()
-                        return (Date().timeIntervalSince(start), request.responseStatusCode)
+            let durations = try await withThrowingTaskGroup(of: Double.self) { group in
+                for index in 0..<20 {
+                    group.addTask {
+                        let request = FormDataRequest(url: server.url(1, "/upload"))
+                        request.transport = transport
+                        request.timeOutSeconds = Support.patientTimeout
+                        request.setPostValue("small \(index)", forKey: "n")
+                        // Timed on a thread of its own, around the blocking send: the figure is the
+                        // transport's, not the wait of this task for a concurrency-pool thread.
+                        let (seconds, status) = await Support.blocking { () -> (Double, Int) in
+                            let start = Date()
+                            request.startSynchronous()
+                            return (Date().timeIntervalSince(start), request.responseStatusCode)
+                        }
+                        #expect(status == 200, "\(String(describing: request.error))")
+                        return seconds
                     }
-                    #expect(status == 200, "\(String(describing: request.error))")
-                    return seconds
                 }
+                return try await group.reduce(into: [Double]()) { $0.append($1) }
             }
-            return try await group.reduce(into: [Double]()) { $0.append($1) }
-        }
-        #expect(durations.count == 20)
-        #expect(durations.allSatisfy { $0 < 2 }, "durations: \(durations.sorted())")
-        stalled.cancel()
-        let stallDeadline = Date().addingTimeInterval(10)
-        while stalled.error == nil && Date() < stallDeadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(stalled.error == .cancelled)
-        try await ahc?.shutdown()
+            #expect(durations.count == 20)
+            #expect(durations.allSatisfy { $0 < 2 }, "durations: \(durations.sorted())")
+            stalled.cancel()
+            let stallDeadline = Date().addingTimeInterval(10)
+            while stalled.error == nil && Date() < stallDeadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(stalled.error == .cancelled)
+            try await ahc?.shutdown()
         }
     }
 }

@@ -52,7 +52,9 @@ struct LifecycleTests {
         }
     }
 
-    @Test("startAsynchronous: delegate order, blocks, bytes sent add up, progress monotonic to exactly 1.0", arguments: TransportKind.allCases)
+    @Test(
+        "startAsynchronous: delegate order, blocks, bytes sent add up, progress monotonic to exactly 1.0", arguments: TransportKind.allCases
+    )
     func asynchronousWithDelegateAndBlocks(kind: TransportKind) async throws {
         let file = try Support.makeFile(size: 4_000_000, seed: 5)
         defer { file.remove() }
@@ -125,7 +127,9 @@ struct LifecycleTests {
         }
     }
 
-    @Test("a timeout is retried with the same spooled body, then fails timedOut; file removed after the last try", arguments: TransportKind.allCases)
+    @Test(
+        "a timeout is retried with the same spooled body, then fails timedOut; file removed after the last try",
+        arguments: TransportKind.allCases)
     func timeoutAndRetry(kind: TransportKind) async throws {
         // In this process, not in a child (Isolation): the body is under URLSessionTransport's
         // in-memory limit, so FoundationNetworking's crashing file reader is never used.
@@ -139,7 +143,7 @@ struct LifecycleTests {
             request.timeOutSeconds = 2
             request.numberOfTimesToRetryOnTimeout = 2
             try request.buildPostBody()
-            #expect(!request.isPostBodySpooled) // a build never spools; 20 KB go to URLSession in memory
+            #expect(!request.isPostBodySpooled)  // a build never spools; 20 KB go to URLSession in memory
             let delegate = RecordingDelegate()
             request.delegate = delegate
             var caught: FormDataError?
@@ -184,7 +188,7 @@ struct LifecycleTests {
                 request.timeOutSeconds = Support.patientTimeout
                 try request.addFile(file.path, forKey: "file")
                 try request.buildPostBody()
-                #expect(!request.isPostBodySpooled) // a build never spools
+                #expect(!request.isPostBodySpooled)  // a build never spools
                 // URLSession is handed these 48 MB as a file spooled by the send (over its 8 MiB
                 // in-memory limit); curl and AsyncHTTPClient stream the parts.
                 let spooled = Locked<String?>(nil)

@@ -23,7 +23,12 @@ struct NetworkOptionsTests {
     func cookieJar() async throws {
         let receiver = try await FormReceiver.start()
         let other = try await FormReceiver.start(host: "127.0.0.2")
-        defer { Task { await receiver.stop(); await other.stop() } }
+        defer {
+            Task {
+                await receiver.stop()
+                await other.stop()
+            }
+        }
         let transport = CurlTransport()
 
         let setting = Self.request(receiver.url("/cookie?set=session=abc123"), transport: transport)
@@ -88,9 +93,13 @@ struct NetworkOptionsTests {
         let other = NetworkPinning.publicKeyHash(ofCertificate: otherCertificate) ?? "none"
         #expect(own.hasPrefix("sha256//") && own.count == 52 && own != other)
         // The same hash openssl computes from the certificate's public key.
-        let openssl = try await SpawnedProcess.run("/bin/sh", ["-c",
-            "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64", "sh",
-            certificates.selfSignedA.certificate])
+        let openssl = try await SpawnedProcess.run(
+            "/bin/sh",
+            [
+                "-c",
+                "openssl x509 -in \"$1\" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64", "sh",
+                certificates.selfSignedA.certificate,
+            ])
         #expect("sha256//" + String(decoding: openssl.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == own)
 
         let right = Self.request(server.url("/upload"), transport: CurlTransport())

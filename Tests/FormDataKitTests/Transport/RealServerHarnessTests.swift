@@ -6,9 +6,11 @@ import Testing
 /// Proves the real-server harness (``ApacheServer``, ``TinyproxyServer``, report_cgi.py) with an
 /// independent client, `/usr/bin/curl`, before FormDataKit's transports are tested against it:
 /// each route authenticates, inflates, reports and sets cookies as documented.
-@Suite("Real server harness",
-       .enabled(if: (RealServers.apacheMissing == nil && RealServers.curlMissing == nil) || RealServers.required,
-                "needs Apache and curl: sudo apt-get install apache2 apache2-utils curl"))
+@Suite(
+    "Real server harness",
+    .enabled(
+        if: (RealServers.apacheMissing == nil && RealServers.curlMissing == nil) || RealServers.required,
+        "needs Apache and curl: sudo apt-get install apache2 apache2-utils curl"))
 struct RealServerHarnessTests {
     // MARK: - Helpers
 
@@ -75,10 +77,12 @@ struct RealServerHarnessTests {
     /// server from hanging the test; nothing is timed.
     static func curl(_ arguments: [String], _ url: URL, scratch: Scratch) async throws -> CurlExchange {
         if let missing = RealServers.curlMissing { throw RealServers.Failure(description: missing) }
-        let bodyPath = scratch.newPath("body"), headersPath = scratch.newPath("headers")
-        let result = try await SpawnedProcess.run(RealServers.curlBinary,
-                                                  ["-sS", "--max-time", "120", "-o", bodyPath, "-D", headersPath, "-w", "%{http_code}"]
-                                                  + arguments + [url.absoluteString])
+        let bodyPath = scratch.newPath("body")
+        let headersPath = scratch.newPath("headers")
+        let result = try await SpawnedProcess.run(
+            RealServers.curlBinary,
+            ["-sS", "--max-time", "120", "-o", bodyPath, "-D", headersPath, "-w", "%{http_code}"]
+                + arguments + [url.absoluteString])
         // -D writes every response (a 401 before the authenticated answer, a 100 Continue,
         // the proxy's CONNECT answer): the last block is the final response.
         let headerText = (try? String(contentsOfFile: headersPath, encoding: .isoLatin1)) ?? ""
@@ -88,9 +92,10 @@ struct RealServerHarnessTests {
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
-        return CurlExchange(exitCode: result.status, status: Int(String(decoding: result.stdout, as: UTF8.self)) ?? 0,
-                            headers: headers, body: (try? Data(contentsOf: URL(fileURLWithPath: bodyPath))) ?? Data(),
-                            stderr: String(decoding: result.stderr, as: UTF8.self))
+        return CurlExchange(
+            exitCode: result.status, status: Int(String(decoding: result.stdout, as: UTF8.self)) ?? 0,
+            headers: headers, body: (try? Data(contentsOf: URL(fileURLWithPath: bodyPath))) ?? Data(),
+            stderr: String(decoding: result.stderr, as: UTF8.self))
     }
 
     /// The hex SHA-256 of the file at `path`, by `sha256sum` (independent of FormDataKit).
@@ -123,8 +128,9 @@ struct RealServerHarnessTests {
         let fileSHA = try await Self.sha256(ofFile: file)
         try await ApacheServer.withServer { server in
             let credentials = "\(ApacheServer.digest.user):\(ApacheServer.digest.password)"
-            let accepted = try await Self.curl(["--digest", "-u", credentials, "-F", "a=1", "-F", "f=@\(file)"],
-                                               server.url("/digest/upload?x=y"), scratch: scratch)
+            let accepted = try await Self.curl(
+                ["--digest", "-u", credentials, "-F", "a=1", "-F", "f=@\(file)"],
+                server.url("/digest/upload?x=y"), scratch: scratch)
             #expect(accepted.status == 200, "\(accepted.summary)\n\(server.errorLog)")
             let report = try accepted.report()
             #expect(report.method == "POST")
@@ -134,7 +140,10 @@ struct RealServerHarnessTests {
             #expect(report.auth_type == "Digest")
             #expect(report.remote_user == "alice")
             #expect(report.fields == [["a", "1"]])
-            #expect(report.files == [.init(name: "f", filename: "photo.bin", content_type: "application/octet-stream", size: 150_000, sha256: fileSHA)])
+            #expect(
+                report.files == [
+                    .init(name: "f", filename: "photo.bin", content_type: "application/octet-stream", size: 150_000, sha256: fileSHA)
+                ])
             #expect(report.content_length == report.body_bytes)
 
             let refused = try await Self.curl(["-F", "a=1"], server.url("/digest/upload"), scratch: scratch)
@@ -155,15 +164,16 @@ struct RealServerHarnessTests {
         defer { scratch.remove() }
         try await ApacheServer.withServer { server in
             let credentials = "\(ApacheServer.basic.user):\(ApacheServer.basic.password)"
-            let accepted = try await Self.curl(["--basic", "-u", credentials, "-d", "a=1&b=two+words&b=%C3%A9"],
-                                               server.url("/basic/form"), scratch: scratch)
+            let accepted = try await Self.curl(
+                ["--basic", "-u", credentials, "-d", "a=1&b=two+words&b=%C3%A9"],
+                server.url("/basic/form"), scratch: scratch)
             #expect(accepted.status == 200, "\(accepted.summary)\n\(server.errorLog)")
             let report = try accepted.report()
             #expect(report.auth_type == "Basic")
             #expect(report.remote_user == "alice")
             #expect(report.content_type == "application/x-www-form-urlencoded")
             #expect(report.fields == [["a", "1"], ["b", "two words"], ["b", "é"]])
-            #expect(report.headers["Authorization"] == nil) // Apache keeps credentials from CGI scripts
+            #expect(report.headers["Authorization"] == nil)  // Apache keeps credentials from CGI scripts
 
             let refused = try await Self.curl(["--basic", "-u", "alice:wrong"], server.url("/basic/form"), scratch: scratch)
             #expect(refused.status == 401, "\(refused.summary)")
@@ -188,7 +198,10 @@ struct RealServerHarnessTests {
         let boundary = "harness-boundary-7d1f"
         var body = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"greeting\"\r\n\r\nhello\r\n".utf8)
         for (name, path) in [("zeros", zeros), ("noise", noise)] {
-            body.append(Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(name).bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8))
+            body.append(
+                Data(
+                    "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"; filename=\"\(name).bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                        .utf8))
             body.append(try Data(contentsOf: URL(fileURLWithPath: path)))
             body.append(Data("\r\n".utf8))
         }
@@ -198,10 +211,14 @@ struct RealServerHarnessTests {
         #expect(gzip.termination.succeeded, "\(String(decoding: gzip.stderr, as: UTF8.self))")
         let compressed = plain + ".gz"
         let compressedSize = try #require(try FileManager.default.attributesOfItem(atPath: compressed)[.size] as? Int)
-        let (zerosSHA, noiseSHA, bodySHA, compressedSHA) = (try await Self.sha256(ofFile: zeros), try await Self.sha256(ofFile: noise),
-                                                            try await Self.sha256(ofFile: plain), try await Self.sha256(ofFile: compressed))
-        let arguments = ["--data-binary", "@\(compressed)", "-H", "Content-Encoding: gzip",
-                         "-H", "Content-Type: multipart/form-data; boundary=\(boundary)"]
+        let (zerosSHA, noiseSHA, bodySHA, compressedSHA) = (
+            try await Self.sha256(ofFile: zeros), try await Self.sha256(ofFile: noise),
+            try await Self.sha256(ofFile: plain), try await Self.sha256(ofFile: compressed)
+        )
+        let arguments = [
+            "--data-binary", "@\(compressed)", "-H", "Content-Encoding: gzip",
+            "-H", "Content-Type: multipart/form-data; boundary=\(boundary)",
+        ]
 
         try await ApacheServer.withServer { server in
             let inflated = try await Self.curl(arguments, server.url("/inflate/upload"), scratch: scratch)
@@ -213,10 +230,12 @@ struct RealServerHarnessTests {
             // What Apache hands the script: the compressed length (or none, were it corrected).
             #expect(report.content_length == nil || report.content_length == compressedSize)
             #expect(report.fields == [["greeting", "hello"]])
-            #expect(report.files == [
-                .init(name: "zeros", filename: "zeros.bin", content_type: "application/octet-stream", size: 8 << 20, sha256: zerosSHA),
-                .init(name: "noise", filename: "noise.bin", content_type: "application/octet-stream", size: 256 << 10, sha256: noiseSHA),
-            ])
+            #expect(
+                report.files == [
+                    .init(name: "zeros", filename: "zeros.bin", content_type: "application/octet-stream", size: 8 << 20, sha256: zerosSHA),
+                    .init(
+                        name: "noise", filename: "noise.bin", content_type: "application/octet-stream", size: 256 << 10, sha256: noiseSHA),
+                ])
 
             let untouched = try await Self.curl(arguments, server.url("/open/upload"), scratch: scratch)
             #expect(untouched.status == 200, "\(untouched.summary)")
@@ -228,23 +247,26 @@ struct RealServerHarnessTests {
 
     // MARK: - Proxy
 
-    @Test("tinyproxy with BasicAuth forwards to Apache with a Via header; a wrong password is refused by the proxy",
-          .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
+    @Test(
+        "tinyproxy with BasicAuth forwards to Apache with a Via header; a wrong password is refused by the proxy",
+        .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
     func proxyWithBasicAuth() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         try await ApacheServer.withServer { server in
             try await TinyproxyServer.withServer(username: "proxyuser", password: "proxy-secret") { proxy in
-                let proxied = try await Self.curl(["-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:proxy-secret", "-F", "a=1"],
-                                                  server.url("/open/proxied"), scratch: scratch)
+                let proxied = try await Self.curl(
+                    ["-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:proxy-secret", "-F", "a=1"],
+                    server.url("/open/proxied"), scratch: scratch)
                 #expect(proxied.status == 200, "\(proxied.summary)\n\(proxy.log)")
                 let report = try proxied.report()
                 #expect(report.headers["Via"]?.contains("tinyproxy") == true, "\(report.headers)")
-                #expect(report.headers["Proxy-Authorization"] == nil) // the proxy's credentials stay with it
+                #expect(report.headers["Proxy-Authorization"] == nil)  // the proxy's credentials stay with it
                 #expect(report.fields == [["a", "1"]])
 
-                let wrong = try await Self.curl(["-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:wrong"],
-                                                server.url("/open/proxied"), scratch: scratch)
+                let wrong = try await Self.curl(
+                    ["-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:wrong"],
+                    server.url("/open/proxied"), scratch: scratch)
                 // 407 by HTTP; tinyproxy ≤ 1.11.2 answers 401 (tinyproxy issue #532).
                 #expect([401, 407].contains(wrong.status), "\(wrong.summary)")
                 #expect(wrong.header("Server")?.hasPrefix("tinyproxy") == true, "the refusal comes from the proxy, not Apache")
@@ -257,8 +279,9 @@ struct RealServerHarnessTests {
         }
     }
 
-    @Test("tinyproxy tunnels HTTPS (CONNECT) to Apache on a loopback port",
-          .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
+    @Test(
+        "tinyproxy tunnels HTTPS (CONNECT) to Apache on a loopback port",
+        .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
     func proxyTunnel() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -267,9 +290,12 @@ struct RealServerHarnessTests {
         let tls = ApacheServer.TLSSetup(certificate: certificates.issued.chain, key: certificates.issued.key)
         try await ApacheServer.withServer(tls: tls) { server in
             try await TinyproxyServer.withServer(username: "proxyuser", password: "proxy-secret") { proxy in
-                let tunnelled = try await Self.curl(["-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:proxy-secret",
-                                                     "--cacert", certificates.certificateAuthority, "-F", "a=1"],
-                                                    server.url("/open/tunnelled"), scratch: scratch)
+                let tunnelled = try await Self.curl(
+                    [
+                        "-x", proxy.proxyURL.absoluteString, "-U", "proxyuser:proxy-secret",
+                        "--cacert", certificates.certificateAuthority, "-F", "a=1",
+                    ],
+                    server.url("/open/tunnelled"), scratch: scratch)
                 #expect(tunnelled.status == 200, "\(tunnelled.summary)\n\(proxy.log)\n\(server.errorLog)")
                 #expect(try tunnelled.report().fields == [["a", "1"]])
             }
@@ -286,13 +312,15 @@ struct RealServerHarnessTests {
         defer { certificates.remove() }
         let client = try await TestClientCertificate.make(issuedBy: certificates)
         let stranger = try await TestClientCertificate.makeSelfSigned(in: certificates.directory)
-        let tls = ApacheServer.TLSSetup(certificate: certificates.issued.chain, key: certificates.issued.key,
-                                        clientCA: certificates.certificateAuthority)
+        let tls = ApacheServer.TLSSetup(
+            certificate: certificates.issued.chain, key: certificates.issued.key,
+            clientCA: certificates.certificateAuthority)
         try await ApacheServer.withServer(tls: tls) { server in
             #expect(server.url("/open/x").scheme == "https")
             let trust = ["--cacert", certificates.certificateAuthority]
-            let accepted = try await Self.curl(trust + ["--cert", client.certificate, "--key", client.key, "-F", "a=1"],
-                                               server.url("/open/tls"), scratch: scratch)
+            let accepted = try await Self.curl(
+                trust + ["--cert", client.certificate, "--key", client.key, "-F", "a=1"],
+                server.url("/open/tls"), scratch: scratch)
             #expect(accepted.status == 200, "\(accepted.summary)\n\(server.errorLog)")
             let report = try accepted.report()
             #expect(report.ssl_client_verify == "SUCCESS")
@@ -306,8 +334,9 @@ struct RealServerHarnessTests {
             let without = try await Self.curl(trust, server.url("/open/tls"), scratch: scratch)
             #expect(without.exitCode != 0 && without.status == 0, "\(without.summary)")
 
-            let untrusted = try await Self.curl(trust + ["--cert", stranger.certificate, "--key", stranger.key],
-                                                server.url("/open/tls"), scratch: scratch)
+            let untrusted = try await Self.curl(
+                trust + ["--cert", stranger.certificate, "--key", stranger.key],
+                server.url("/open/tls"), scratch: scratch)
             #expect(untrusted.exitCode != 0 && untrusted.status == 0, "\(untrusted.summary)")
         }
     }

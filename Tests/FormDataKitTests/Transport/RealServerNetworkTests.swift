@@ -10,9 +10,11 @@ import Testing
 /// Basic auth). The servers run as children on free loopback ports (see ApacheServer,
 /// TinyproxyServer); without the Debian packages these tests are skipped with a note, and in CI
 /// (`FORMDATAKIT_REQUIRE_REAL_SERVERS=1`) a missing server fails them.
-@Suite("Network features against Apache httpd and tinyproxy (curl transport)",
-       .enabled(if: RealServers.apacheMissing == nil || RealServers.required,
-                "needs Apache: sudo apt-get install apache2 apache2-utils"))
+@Suite(
+    "Network features against Apache httpd and tinyproxy (curl transport)",
+    .enabled(
+        if: RealServers.apacheMissing == nil || RealServers.required,
+        "needs Apache: sudo apt-get install apache2 apache2-utils"))
 struct RealServerNetworkTests {
     /// A request with ten fields and `file` as a file part, over a new curl transport.
     static func formRequest(_ url: URL, file: String) throws -> FormDataRequest {
@@ -96,8 +98,9 @@ struct RealServerNetworkTests {
         }
     }
 
-    @Test("through tinyproxy with proxy credentials: fields and file arrive exactly, Via added; wrong credentials: authenticationNeeded",
-          .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
+    @Test(
+        "through tinyproxy with proxy credentials: fields and file arrive exactly, Via added; wrong credentials: authenticationNeeded",
+        .enabled(if: RealServers.tinyproxyMissing == nil || RealServers.required, "needs tinyproxy: sudo apt-get install tinyproxy"))
     func throughTinyproxy() async throws {
         let file = try TransportTestSupport.makeFile(size: 2 << 20, seed: 23)
         defer { file.remove() }
@@ -143,8 +146,9 @@ struct RealServerNetworkTests {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
         let client = try await TestClientCertificate.make(issuedBy: certificates)
-        let tls = ApacheServer.TLSSetup(certificate: certificates.issued.chain, key: certificates.issued.key,
-                                        clientCA: certificates.certificateAuthority)
+        let tls = ApacheServer.TLSSetup(
+            certificate: certificates.issued.chain, key: certificates.issued.key,
+            clientCA: certificates.certificateAuthority)
         let authority = try Data(contentsOf: URL(fileURLWithPath: certificates.certificateAuthority))
         try await ApacheServer.withServer(tls: tls) { server in
             let with = FormDataRequest(url: server.url("/open/tls"))
@@ -183,15 +187,17 @@ struct RealServerNetworkTests {
             let report = try Self.report(request)
             #expect(report.content_encoding?.lowercased() == "gzip")
             Self.expectWhole(report, file: content)
-            #expect(report.body_bytes > 9 << 20) // inflated by the server before the handler read it
+            #expect(report.body_bytes > 9 << 20)  // inflated by the server before the handler read it
         }
     }
 }
 
 /// The AFNetworking façade against the same servers: its gzip request bodies through mod_deflate.
-@Suite("FormDataKitAF against Apache httpd (curl transport)",
-       .enabled(if: RealServers.apacheMissing == nil || RealServers.required,
-                "needs Apache: sudo apt-get install apache2 apache2-utils"))
+@Suite(
+    "FormDataKitAF against Apache httpd (curl transport)",
+    .enabled(
+        if: RealServers.apacheMissing == nil || RealServers.required,
+        "needs Apache: sudo apt-get install apache2 apache2-utils"))
 struct RealServerAFTests {
     @Test("AFHTTPSessionManager with shouldCompressRequestBody: a 9 MiB multipart body through mod_deflate arrives as the form")
     func gzipThroughModDeflate() async throws {
@@ -204,13 +210,18 @@ struct RealServerAFTests {
             let fileURL = URL(fileURLWithPath: file.path)
             // The JSON object goes back to bytes (Sendable) and is decoded as the report.
             let outcome: Result<Data, any Error> = await withCheckedContinuation { continuation in
-                _ = manager.post("upload", parameters: ["a": "1", "b": "é"], headers: nil, constructingBodyWith: { form in
-                    try form.appendPart(withFileURL: fileURL, name: "file", fileName: "upload.bin", mimeType: "application/octet-stream")
-                }, progress: nil, success: { _, object in
-                    continuation.resume(returning: Result { try JSONSerialization.data(withJSONObject: object ?? [:]) })
-                }, failure: { _, error in
-                    continuation.resume(returning: .failure(error))
-                })
+                _ = manager.post(
+                    "upload", parameters: ["a": "1", "b": "é"], headers: nil,
+                    constructingBodyWith: { form in
+                        try form.appendPart(
+                            withFileURL: fileURL, name: "file", fileName: "upload.bin", mimeType: "application/octet-stream")
+                    }, progress: nil,
+                    success: { _, object in
+                        continuation.resume(returning: Result { try JSONSerialization.data(withJSONObject: object ?? [:]) })
+                    },
+                    failure: { _, error in
+                        continuation.resume(returning: .failure(error))
+                    })
             }
             let report = try JSONDecoder().decode(ApacheServer.Report.self, from: try outcome.get())
             #expect(report.content_encoding?.lowercased() == "gzip", "\(server.errorLog)")

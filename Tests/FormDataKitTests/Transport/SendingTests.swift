@@ -154,7 +154,11 @@ struct SendingTests {
             wrong.username = "u"
             wrong.password = "wrong"
             wrong.setPostValue("1", forKey: "a")
-            await #expect(throws: FormDataError.authenticationNeeded(underlying: UnderlyingError(domain: "HTTP", code: 401, message: "HTTP/1.1 401 Unauthorized (the server asks for Basic, realm \"receiver\")"))) {
+            await #expect(
+                throws: FormDataError.authenticationNeeded(
+                    underlying: UnderlyingError(
+                        domain: "HTTP", code: 401, message: "HTTP/1.1 401 Unauthorized (the server asks for Basic, realm \"receiver\")"))
+            ) {
                 try await wrong.start()
             }
             #expect(wrong.error?.asiErrorCode == 3)

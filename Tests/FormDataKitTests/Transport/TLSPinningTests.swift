@@ -46,7 +46,9 @@ struct TLSPinningTests {
         return result
     }
 
-    static func send(to server: HTTPSTestServer, pinning pinned: [String], kind: Kind) async throws -> Result<FormDataResponse, FormDataError> {
+    static func send(to server: HTTPSTestServer, pinning pinned: [String], kind: Kind) async throws -> Result<
+        FormDataResponse, FormDataError
+    > {
         try await send(to: server.url("/upload"), pinning: pinned, kind: kind)
     }
 
@@ -74,8 +76,9 @@ struct TLSPinningTests {
         #expect(underlying.message.contains(kind == .curl ? "certificate" : "CERTIFICATE_VERIFY_FAILED"), "\(underlying)")
     }
 
-    @Test("\"only this CA\": a server whose chain ends in the pinned CA is accepted, a self-signed one is not",
-          arguments: Kind.allCases)
+    @Test(
+        "\"only this CA\": a server whose chain ends in the pinned CA is accepted, a self-signed one is not",
+        arguments: Kind.allCases)
     func certificateAuthorityPinning(kind: Kind) async throws {
         let certificates = try await TestCertificates.make()
         defer { certificates.remove() }
@@ -102,8 +105,9 @@ struct TLSPinningTests {
         let plain = try await FormReceiver.start(host: "127.0.0.2")
         let target = plain.url("/upload")
         let escaped = target.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
-        let outcome = try await Self.send(to: server.url("/redirect?to=\(escaped)"),
-                                          pinning: [certificates.selfSignedA.certificate], kind: kind)
+        let outcome = try await Self.send(
+            to: server.url("/redirect?to=\(escaped)"),
+            pinning: [certificates.selfSignedA.certificate], kind: kind)
         let received = plain.requests.count
         await plain.stop()
         guard case .failure(.redirectRefused(let from, let to, _)) = outcome else {

@@ -4,7 +4,6 @@ import FormDataKitTestSupport
 import FormDataKitTesting
 import Testing
 
-
 /// Support/edge_server.py: one process listening on 127.0.0.1 and 127.0.0.2.
 struct EdgeServer {
     let server: PythonServer
@@ -77,8 +76,9 @@ struct TransportMatrixTests {
         return file
     }
 
-    @Test("307 to another host: the body is sent again whole, Authorization stays behind (URLSession on Linux: refused clearly)",
-          arguments: TransportKind.allCases)
+    @Test(
+        "307 to another host: the body is sent again whole, Authorization stays behind (URLSession on Linux: refused clearly)",
+        arguments: TransportKind.allCases)
     func redirect307AcrossOrigins(kind: TransportKind) async throws {
         let file = try Support.makeFile(size: 2_000_000, seed: 72)
         defer { file.remove() }
@@ -116,13 +116,15 @@ struct TransportMatrixTests {
         #expect(request.responseURL == target)
     }
 
-    @Test("301, 302 and 303 become a GET without a body; credentials stay behind",
-          arguments: TransportKind.allCases, [301, 302, 303])
+    @Test(
+        "301, 302 and 303 become a GET without a body; credentials stay behind",
+        arguments: TransportKind.allCases, [301, 302, 303])
     func redirectToGet(kind: TransportKind, code: Int) async throws {
         let server = try await EdgeServer()
         defer { server.stop() }
-        let request = try Self.formRequest(server.redirect(1, code: code, to: server.url(2, "/upload")), file: nil,
-                                           transport: kind.transport)
+        let request = try Self.formRequest(
+            server.redirect(1, code: code, to: server.url(2, "/upload")), file: nil,
+            transport: kind.transport)
         request.username = "alice"
         request.password = "secret"
         let response = try await request.start()
@@ -152,14 +154,16 @@ struct TransportMatrixTests {
         #expect(try server.log(1).count == 6)
     }
 
-    @Test("a header with CR/LF handed straight to a transport is refused before anything goes out",
-          arguments: TransportKind.allCases)
+    @Test(
+        "a header with CR/LF handed straight to a transport is refused before anything goes out",
+        arguments: TransportKind.allCases)
     func headerInjectionRefusedByTransport(kind: TransportKind) async throws {
         let server = try await EdgeServer()
         defer { server.stop() }
-        let sent = TransportRequest(url: server.url(1, "/upload"), method: "POST",
-                                    headers: [(name: "X-Evil", value: "a\r\nInjected: 1")],
-                                    body: .data(Data("x=1".utf8)), timeoutInterval: Support.patientTimeout)
+        let sent = TransportRequest(
+            url: server.url(1, "/upload"), method: "POST",
+            headers: [(name: "X-Evil", value: "a\r\nInjected: 1")],
+            body: .data(Data("x=1".utf8)), timeoutInterval: Support.patientTimeout)
         let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
             _ = kind.transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
         }
@@ -167,8 +171,9 @@ struct TransportMatrixTests {
         #expect(try server.log(1).isEmpty)
     }
 
-    @Test("a raw (unencoded) response body past maximumResponseSize fails with responseTooLarge on every transport",
-          arguments: TransportKind.allCases)
+    @Test(
+        "a raw (unencoded) response body past maximumResponseSize fails with responseTooLarge on every transport",
+        arguments: TransportKind.allCases)
     func rawResponseLimitEveryTransport(kind: TransportKind) async throws {
         let server = try await EdgeServer()
         defer { server.stop() }
@@ -177,8 +182,9 @@ struct TransportMatrixTests {
         await #expect(throws: FormDataError.responseTooLarge(limit: 1_000_000)) { try await request.start() }
     }
 
-    @Test("an infinite or huge timeOutSeconds means no timeout (no trap converting it)", arguments: TransportKind.allCases,
-          [Double.infinity, 1e10])
+    @Test(
+        "an infinite or huge timeOutSeconds means no timeout (no trap converting it)", arguments: TransportKind.allCases,
+        [Double.infinity, 1e10])
     func hugeTimeouts(kind: TransportKind, timeout: Double) async throws {
         let server = try await EdgeServer()
         defer { server.stop() }

@@ -52,7 +52,8 @@ extension TransportTestSupport {
     /// A new AsyncHTTPClient transport (trusting only `pinning`'s certificates when given) and
     /// what shuts it down (only in FormDataKitAsyncHTTPClientTests).
     static func newAsyncHTTPClient(pinning: TrustAnchorPinning? = nil) throws
-        -> (transport: any FormDataTransport, shutdown: @Sendable () async throws -> Void) {
+        -> (transport: any FormDataTransport, shutdown: @Sendable () async throws -> Void)
+    {
         #if ASYNC_HTTP_CLIENT_TESTS
         let transport = try pinning.map { try AsyncHTTPClientTransport(configuration: .init(pinning: $0)) } ?? AsyncHTTPClientTransport()
         return (transport, { try await transport.shutdown() })

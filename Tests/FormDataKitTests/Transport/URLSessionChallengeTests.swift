@@ -19,9 +19,12 @@ struct URLSessionChallengeTests {
         #expect(SessionDelegate.disposition(for: Self.space("NSURLAuthenticationMethodServerTrust")) == .performDefaultHandling)
     }
 
-    @Test("credential challenges are cancelled (credentials go pre-emptively; the send fails as authenticationNeeded)",
-          arguments: [NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodNTLM,
-                      NSURLAuthenticationMethodDefault, "NSURLAuthenticationMethodClientCertificate"])
+    @Test(
+        "credential challenges are cancelled (credentials go pre-emptively; the send fails as authenticationNeeded)",
+        arguments: [
+            NSURLAuthenticationMethodHTTPBasic, NSURLAuthenticationMethodHTTPDigest, NSURLAuthenticationMethodNTLM,
+            NSURLAuthenticationMethodDefault, "NSURLAuthenticationMethodClientCertificate",
+        ])
     func credentialChallenges(method: String) {
         #expect(SessionDelegate.disposition(for: Self.space(method, protocol: "http")) == .cancelAuthenticationChallenge)
     }

@@ -48,8 +48,10 @@ struct URLSessionFileBodyTests {
             let result = await Self.send(
                 Self.fileRequest(receiver.url("/raw"), path: missing, length: 1000),
                 with: URLSessionTransport(inMemoryFileBodyLimit: limit))
-            #expect(throws: FormDataError.fileManagement(
-                underlying: .temporaryFileFailed(path: missing, operation: "read body", errno: ENOENT))) { try result.get() }
+            #expect(
+                throws: FormDataError.fileManagement(
+                    underlying: .temporaryFileFailed(path: missing, operation: "read body", errno: ENOENT))
+            ) { try result.get() }
             #expect(receiver.requests.isEmpty)
         }
     }

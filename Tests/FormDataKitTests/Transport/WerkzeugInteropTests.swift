@@ -37,9 +37,13 @@ struct WerkzeugResult: Decodable {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null }
-            else if let number = try? container.decode(Int.self) { self = .number(number) }
-            else { self = .text(try container.decode(String.self)) }
+            if container.decodeNil() {
+                self = .null
+            } else if let number = try? container.decode(Int.self) {
+                self = .number(number)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
         }
     }
 }
@@ -111,7 +115,9 @@ struct WerkzeugInteropTests {
                     let file = try Support.makeFile(size: size, seed: UInt64(seed * 10 + index + 1))
                     scratch.append(file)
                     try request.addFile(file.path, withFileName: fileName, andContentType: "application/octet-stream", forKey: name)
-                    expectedFiles.append([.text(name), .text(fileName), .text("application/octet-stream"), .number(size), .text(file.sha256)])
+                    expectedFiles.append([
+                        .text(name), .text(fileName), .text("application/octet-stream"), .number(size), .text(file.sha256),
+                    ])
                 } else {
                     let data = Support.randomData(size: size, seed: UInt64(seed * 10 + index + 1))
                     request.addData(data, withFileName: fileName, andContentType: "image/png", forKey: name)

@@ -76,10 +76,11 @@ struct GeneratedForm: Sendable {
         "--", ";", "=", "%", "%22", "'", "\t", "\r\n--0xKhTmLbOuNdArY-", "--Boundary+", ":",
     ]
     /// Pieces of values: every name piece, plus NUL, backslash, `&`, `+`, `/` and whole fake delimiters.
-    static let valueAlphabet = nameAlphabet + [
-        "\0", "\\", "&", "+", "/", "\r\n--0xKhTmLbOuNdArY-1234\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n",
-        "\r\n--Boundary+0123456789ABCDEF--\r\n", "\r\n\r\n", "--\r\n", "\u{FEFF}", "\u{7F}", "\u{85}", "\u{2028}",
-    ]
+    static let valueAlphabet =
+        nameAlphabet + [
+            "\0", "\\", "&", "+", "/", "\r\n--0xKhTmLbOuNdArY-1234\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n",
+            "\r\n--Boundary+0123456789ABCDEF--\r\n", "\r\n\r\n", "--\r\n", "\u{FEFF}", "\u{7F}", "\u{85}", "\u{2028}",
+        ]
     static let contentTypes = [
         "application/octet-stream", "text/plain", "text/plain; charset=utf-8", "image/png", "image/jpeg",
         "application/zip", "application/x-custom+json", "video/mp4",
@@ -112,8 +113,9 @@ struct GeneratedForm: Sendable {
                 let at = rng.int(0...(size - fake.count))
                 data.replaceSubrange(at..<(at + fake.count), with: fake)
             }
-            files.append(GeneratedFile(
-                name: name, fileName: fileName, contentType: rng.pick(contentTypes), data: data, onDisk: rng.chance(0.5)))
+            files.append(
+                GeneratedFile(
+                    name: name, fileName: fileName, contentType: rng.pick(contentTypes), data: data, onDisk: rng.chance(0.5)))
         }
         return GeneratedForm(seed: seed, values: values, files: files, gzip: rng.chance(0.5))
     }

@@ -24,7 +24,11 @@ final class PythonOracle: @unchecked Sendable {
         case text(String), number(Int), null
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if container.decodeNil() { self = .null } else if let n = try? container.decode(Int.self) { self = .number(n) } else {
+            if container.decodeNil() {
+                self = .null
+            } else if let n = try? container.decode(Int.self) {
+                self = .number(n)
+            } else {
                 self = .text(try container.decode(String.self))
             }
         }

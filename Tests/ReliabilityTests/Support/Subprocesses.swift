@@ -44,9 +44,21 @@ final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let lock = NSLock()
     init(_ value: Value) { self.value = value }
-    func get() -> Value { lock.lock(); defer { lock.unlock() }; return value }
-    func set(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
-    func update<T>(_ body: (inout Value) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(&value) }
+    func get() -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+    func set(_ newValue: Value) {
+        lock.lock()
+        value = newValue
+        lock.unlock()
+    }
+    func update<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
 }
 
 /// The misbehaving server (Support/fault_server.py), one per test that needs it.
@@ -74,7 +86,9 @@ final class FaultServer: Sendable {
         let request = URLRequest(url: url("/log"))
         let data: Data = try await withCheckedThrowingContinuation { continuation in
             URLSession.shared.dataTask(with: request) { data, _, error in
-                if let data { continuation.resume(returning: data) } else {
+                if let data {
+                    continuation.resume(returning: data)
+                } else {
                     continuation.resume(throwing: error ?? PythonOracle.Failure(description: "no log"))
                 }
             }.resume()

@@ -64,7 +64,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         guard running else { return }
         finished.wait()
-        finished.signal() // for another waiter
+        finished.signal()  // for another waiter
     }
 
     private func submit(_ command: Command) -> Bool {
@@ -146,8 +146,11 @@ final class CurlEventLoop: @unchecked Sendable {
         guard let easy = transfer.easy else { return }
         let code = ccurl_multi_add_handle(multi, easy)
         guard code == 0 else {
-            transfer.send.complete(.failure(.connectionFailure(underlying: UnderlyingError(
-                domain: "libcurl-multi", code: Int(code), message: "curl_multi_add_handle failed"))))
+            transfer.send.complete(
+                .failure(
+                    .connectionFailure(
+                        underlying: UnderlyingError(
+                            domain: "libcurl-multi", code: Int(code), message: "curl_multi_add_handle failed"))))
             return
         }
         active[easy] = transfer

@@ -84,7 +84,9 @@ enum CurlAuth {
     /// `CURLAUTH_ANY` without the legacy `DIGEST_IE` bit: every scheme libcurl has, probed first.
     static let any = ~(1 << 4)
     /// The schemes answered when a server challenges after pre-emptive Basic, most secure first.
-    static let challengeSchemes: [(bit: Int, name: String)] = [(negotiate, "Negotiate"), (ntlm, "NTLM"), (digest, "Digest"), (basic, "Basic")]
+    static let challengeSchemes: [(bit: Int, name: String)] = [
+        (negotiate, "Negotiate"), (ntlm, "NTLM"), (digest, "Digest"), (basic, "Basic"),
+    ]
 
     static let proxyHTTP = 0
     static let proxySOCKS5Hostname = 7

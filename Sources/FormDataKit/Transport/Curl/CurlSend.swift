@@ -84,11 +84,14 @@ final class CurlSend: TransportTask, @unchecked Sendable {
             let offered = transfer.schemesOffered
             // The scheme libcurl answered with: the most secure one allowed that the server
             // offered (Basic when it went pre-emptively and was accepted).
-            scheme = authSchemes == CurlAuth.basic ? "Basic"
+            scheme =
+                authSchemes == CurlAuth.basic
+                ? "Basic"
                 : CurlAuth.challengeSchemes.first { authSchemes & $0.bit != 0 && offered & $0.bit != 0 }?.name
         }
-        return AuthenticationOutcome(scheme: scheme, realm: transfer.lastChallenge.flatMap(AuthenticationOutcome.realm(in:)),
-                                     retryCount: authRetries)
+        return AuthenticationOutcome(
+            scheme: scheme, realm: transfer.lastChallenge.flatMap(AuthenticationOutcome.realm(in:)),
+            retryCount: authRetries)
     }
 
     /// The final head of `transfer` arrived (from the header callback).
@@ -151,9 +154,11 @@ final class CurlSend: TransportTask, @unchecked Sendable {
             return retry
         }
         if followsRedirects {
-            switch policy.decide(after: transfer.request, statusCode: transfer.statusCode,
-                                 location: transfer.header("Location") == nil ? nil : transfer.redirectURL,
-                                 redirectsSoFar: redirects) {
+            switch policy.decide(
+                after: transfer.request, statusCode: transfer.statusCode,
+                location: transfer.header("Location") == nil ? nil : transfer.redirectURL,
+                redirectsSoFar: redirects)
+            {
             case .deliver:
                 break
             case .refuse(let error):
@@ -244,8 +249,9 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     /// The error for a send that went quiet for its idle timeout.
     var idleTimeoutError: FormDataError {
-        .timedOut(underlying: UnderlyingError(
-            domain: "FormDataKit", code: 0,
-            message: "No bytes sent or received for \(originalRequest.timeoutInterval) s"))
+        .timedOut(
+            underlying: UnderlyingError(
+                domain: "FormDataKit", code: 0,
+                message: "No bytes sent or received for \(originalRequest.timeoutInterval) s"))
     }
 }

@@ -101,16 +101,19 @@ final class CurlTransfer {
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
                 let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
-                check(CurlOption.caInfoBlob, bundle.withUnsafeBytes {
-                    ccurl_easy_setopt_blob(easy, CurlOption.caInfoBlob, $0.baseAddress, $0.count)
-                })
+                check(
+                    CurlOption.caInfoBlob,
+                    bundle.withUnsafeBytes {
+                        ccurl_easy_setopt_blob(easy, CurlOption.caInfoBlob, $0.baseAddress, $0.count)
+                    })
             }
             set(CurlOption.sslVerifyPeer, trust.allowsInvalidCertificates ? 0 : 1)
             set(CurlOption.sslVerifyHost, trust.allowsInvalidCertificates || !trust.validatesDomainName ? 0 : 2)
         }
-        applyNetworkOptions(configuration: configuration, set: set, setString: { set($0, string: $1) },
-                            setOff: { check($0, ccurl_easy_setopt_off(easy, $0, $1)) },
-                            setPointer: { check($0, ccurl_easy_setopt_pointer(easy, $0, $1)) })
+        applyNetworkOptions(
+            configuration: configuration, set: set, setString: { set($0, string: $1) },
+            setOff: { check($0, ccurl_easy_setopt_off(easy, $0, $1)) },
+            setPointer: { check($0, ccurl_easy_setopt_pointer(easy, $0, $1)) })
         // Decode whatever content encoding libcurl supports as the body arrives; the request's
         // own Accept-Encoding header (below) is what goes on the wire.
         set(CurlOption.acceptEncoding, string: "")
@@ -157,16 +160,19 @@ final class CurlTransfer {
         headerList = list
         check(CurlOption.httpHeader, ccurl_easy_setopt_pointer(easy, CurlOption.httpHeader, list))
         if let failed {
-            throw .unableToCreateRequest(underlying: UnderlyingError(
-                domain: "libcurl", code: Int(failed.code),
-                message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
+            throw .unableToCreateRequest(
+                underlying: UnderlyingError(
+                    domain: "libcurl", code: Int(failed.code),
+                    message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
         }
     }
 
     /// Credentials, proxy, bandwidth, TLS and cookies from ``TransportRequest/network``.
-    private func applyNetworkOptions(configuration: CurlTransport.Configuration,
-                                     set: (Int32, Int) -> Void, setString: (Int32, String) -> Void,
-                                     setOff: (Int32, Int64) -> Void, setPointer: (Int32, UnsafeRawPointer?) -> Void) {
+    private func applyNetworkOptions(
+        configuration: CurlTransport.Configuration,
+        set: (Int32, Int) -> Void, setString: (Int32, String) -> Void,
+        setOff: (Int32, Int64) -> Void, setPointer: (Int32, UnsafeRawPointer?) -> Void
+    ) {
         let network = request.network
         if let credentials = network.credentials, authSchemes != 0 {
             setString(CurlOption.username, credentials.qualifiedUser)
@@ -238,8 +244,9 @@ final class CurlTransfer {
         var filled = 0
         do throws(FormDataError) {
             while filled < capacity {
-                let got = try reader.read(into: UnsafeMutableRawBufferPointer(
-                    start: UnsafeMutableRawPointer(buffer) + filled, count: capacity - filled))
+                let got = try reader.read(
+                    into: UnsafeMutableRawBufferPointer(
+                        start: UnsafeMutableRawPointer(buffer) + filled, count: capacity - filled))
                 if got == 0 { break }
                 filled += got
             }
@@ -316,7 +323,8 @@ final class CurlTransfer {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             headerLines.append((name: name, value: value))
             if name.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame
-                || name.caseInsensitiveCompare("Proxy-Authenticate") == .orderedSame {
+                || name.caseInsensitiveCompare("Proxy-Authenticate") == .orderedSame
+            {
                 lastChallenge = value
             }
         }

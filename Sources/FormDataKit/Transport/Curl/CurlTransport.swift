@@ -67,9 +67,11 @@ public final class CurlTransport: FormDataTransport {
         public var cookieJarFile: String?
 
         /// A configuration; every argument has the default described on its property.
-        public init(connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
-                    sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
-                    trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil) {
+        public init(
+            connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
+            sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
+            trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil
+        ) {
             self.trust = trust
             self.cookieJarFile = cookieJarFile
             self.connectTimeout = connectTimeout
@@ -136,11 +138,17 @@ public final class CurlTransport: FormDataTransport {
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
         if let reason = CurlLibrary.loadError {
-            send.complete(.failure(.unableToCreateRequest(underlying: UnderlyingError(
-                domain: "FormDataKit", code: 0, message: reason))))
+            send.complete(
+                .failure(
+                    .unableToCreateRequest(
+                        underlying: UnderlyingError(
+                            domain: "FormDataKit", code: 0, message: reason))))
         } else if !eventLoop.start(send) {
-            send.complete(.failure(.connectionFailure(underlying: UnderlyingError(
-                domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))))
+            send.complete(
+                .failure(
+                    .connectionFailure(
+                        underlying: UnderlyingError(
+                            domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))))
         }
         return send
     }

@@ -29,7 +29,9 @@ enum RealServers {
 
     /// Why ``ApacheServer`` cannot run here (naming the packages to install), or nil when it can.
     static var apacheMissing: String? {
-        let needed = [apacheBinary, htpasswdBinary] + ["mod_mpm_prefork.so", "mod_cgi.so", "mod_auth_digest.so", "mod_deflate.so", "mod_ssl.so"]
+        let needed =
+            [apacheBinary, htpasswdBinary]
+            + ["mod_mpm_prefork.so", "mod_cgi.so", "mod_auth_digest.so", "mod_deflate.so", "mod_ssl.so"]
             .map { "\(apacheModules)/\($0)" }
         let missing = needed.filter { !FileManager.default.fileExists(atPath: $0) }
         guard !missing.isEmpty else { return nil }
@@ -40,7 +42,8 @@ enum RealServers {
     /// Why ``TinyproxyServer`` cannot run here (naming the package to install), or nil when it can.
     static var tinyproxyMissing: String? {
         guard !FileManager.default.isExecutableFile(atPath: tinyproxyBinary) else { return nil }
-        return "tinyproxy is not installed (missing \(tinyproxyBinary)): install the Debian package tinyproxy (sudo apt-get install tinyproxy)"
+        return
+            "tinyproxy is not installed (missing \(tinyproxyBinary)): install the Debian package tinyproxy (sudo apt-get install tinyproxy)"
     }
 
     /// Why the harness tests' client cannot run here, or nil when it can.
@@ -79,7 +82,10 @@ extension RealServers {
                 guard let user = getpwnam(candidate.user), let group = getgrnam(candidate.group) else { continue }
                 return WorkerAccount(user: candidate.user, group: candidate.group, uid: user.pointee.pw_uid, gid: group.pointee.gr_gid)
             }
-            throw Failure(description: "running as root, but none of the accounts \(candidates.map { "\($0.user):\($0.group)" }) exists to run the server's workers as")
+            throw Failure(
+                description:
+                    "running as root, but none of the accounts \(candidates.map { "\($0.user):\($0.group)" }) exists to run the server's workers as"
+            )
         }
     }
 
@@ -97,8 +103,9 @@ extension RealServers {
         if runningAsRoot, !isWorldReachable(base) { base = "/tmp/" }
         if !base.hasSuffix("/") { base += "/" }
         let directory = base + "\(prefix)\(getpid())-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         return directory
     }
 
@@ -117,7 +124,7 @@ extension RealServers {
             var info = stat()
             guard stat(prefix, &info) == 0, info.st_mode & S_IXOTH != 0 else { return false }
         }
-        guard let last else { return true } // "/"
+        guard let last else { return true }  // "/"
         var info = stat()
         guard stat(prefix + "/" + last, &info) == 0, info.st_mode & S_IROTH != 0 else { return false }
         return (info.st_mode & S_IFMT) != S_IFDIR || info.st_mode & S_IXOTH != 0
@@ -252,8 +259,10 @@ extension RealServers {
     /// Both servers write the pid file only after they bound their port, so the pid check makes
     /// sure the listener found on `port` is this server and not another process that took the
     /// free port first.
-    static func waitUntilListening(_ process: SpawnedProcess, port: Int, pidFile: String,
-                                   timeout: TimeInterval = 15) async throws -> StartOutcome {
+    static func waitUntilListening(
+        _ process: SpawnedProcess, port: Int, pidFile: String,
+        timeout: TimeInterval = 15
+    ) async throws -> StartOutcome {
         // Polled on a thread of its own: in a full parallel run the Swift concurrency pool can be
         // busy for many seconds, and a poll that waited for it timed out a server that had been
         // listening all along (seen in clean-clone runs). The last check comes after the
@@ -288,13 +297,14 @@ extension RealServers {
         for base in bases {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(prefix) {
                 guard let owner = Int32(name.dropFirst(prefix.count).split(separator: "-").first ?? ""),
-                      owner != getpid(), kill(owner, 0) == -1, errno == ESRCH
+                    owner != getpid(), kill(owner, 0) == -1, errno == ESRCH
                 else { continue }
                 let directory = base + name
                 if let text = try? String(contentsOfFile: "\(directory)/\(pidFileName)", encoding: .utf8),
-                   let server = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
-                   let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(server)/cmdline")),
-                   String(decoding: commandLine, as: UTF8.self).contains(directory) {
+                    let server = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                    let commandLine = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(server)/cmdline")),
+                    String(decoding: commandLine, as: UTF8.self).contains(directory)
+                {
                     kill(server, SIGTERM)
                 }
                 try? FileManager.default.removeItem(atPath: directory)

@@ -56,8 +56,10 @@ final class TinyproxyServer: Sendable {
     }
 
     /// Runs `body` with a fresh proxy, stopped afterwards whatever `body` does.
-    static func withServer<T>(username: String? = nil, password: String? = nil,
-                              _ body: (TinyproxyServer) async throws -> T) async throws -> T {
+    static func withServer<T>(
+        username: String? = nil, password: String? = nil,
+        _ body: (TinyproxyServer) async throws -> T
+    ) async throws -> T {
         let server = try await start(username: username, password: password)
         do {
             let result = try await body(server)
@@ -94,20 +96,25 @@ final class TinyproxyServer: Sendable {
         guard (username == nil) == (password == nil) else {
             throw RealServers.Failure(description: "TinyproxyServer: give both a user name and a password, or neither")
         }
-        for credential in [username, password].compactMap({ $0 }) where credential.isEmpty
-            || credential.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) {
-            throw RealServers.Failure(description: "TinyproxyServer: \"\(credential)\" cannot be a BasicAuth word (empty, white space, quote or #)")
+        for credential in [username, password].compactMap({ $0 })
+        where credential.isEmpty
+            || credential.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" })
+        {
+            throw RealServers.Failure(
+                description: "TinyproxyServer: \"\(credential)\" cannot be a BasicAuth word (empty, white space, quote or #)")
         }
         _ = sweptStale
-        let (port, directory, process) = try await RealServers.startOnFreePort(RealServers.Launch(
-            name: "tinyproxy", scratchPrefix: scratchPrefix, pidFileName: pidFileName, logName: logName,
-            portTakenMarkers: ["Could not create listening sockets"],
-            prepare: { directory, port in try writeConfiguration(in: directory, port: port, username: username, password: password) },
-            spawn: { directory in
-                // Fatal start errors ("Could not create listening sockets.") come on standard error.
-                try SpawnedProcess(RealServers.tinyproxyBinary, ["-d", "-c", "\(directory)/\(configurationName)"],
-                                   stdin: .null, stdout: .null, stderr: .pipe)
-            }))
+        let (port, directory, process) = try await RealServers.startOnFreePort(
+            RealServers.Launch(
+                name: "tinyproxy", scratchPrefix: scratchPrefix, pidFileName: pidFileName, logName: logName,
+                portTakenMarkers: ["Could not create listening sockets"],
+                prepare: { directory, port in try writeConfiguration(in: directory, port: port, username: username, password: password) },
+                spawn: { directory in
+                    // Fatal start errors ("Could not create listening sockets.") come on standard error.
+                    try SpawnedProcess(
+                        RealServers.tinyproxyBinary, ["-d", "-c", "\(directory)/\(configurationName)"],
+                        stdin: .null, stdout: .null, stderr: .pipe)
+                }))
         return TinyproxyServer(port: port, username: username, password: password, directory: directory, process: process)
     }
 
@@ -134,8 +141,10 @@ final class TinyproxyServer: Sendable {
             // folder root owns): the file is made here and handed over.
             let log = "\(directory)/\(logName)"
             guard FileManager.default.createFile(atPath: log, contents: nil, attributes: [.posixPermissions: 0o644]),
-                  chown(log, worker.uid, worker.gid) == 0
-            else { throw RealServers.Failure(description: "could not prepare \(log) for \(worker.user): \(String(cString: strerror(errno)))") }
+                chown(log, worker.uid, worker.gid) == 0
+            else {
+                throw RealServers.Failure(description: "could not prepare \(log) for \(worker.user): \(String(cString: strerror(errno)))")
+            }
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: "\(directory)/\(configurationName)", atomically: false, encoding: .utf8)
     }
