@@ -36,6 +36,12 @@ extension AFHTTPRequestSerializer {
     ///   the first error an append raised (AFNetworking dropped such parts silently), errors thrown
     ///   by `block`, and `FormDataError.unencodableString` for a parameter ``stringEncoding`` cannot
     ///   represent.
+    /// - Parameters:
+    ///   - method: the HTTP method; GET and HEAD are refused.
+    ///   - urlString: the URL, parsed as ``request(withMethod:urlString:parameters:)`` parses it.
+    ///   - parameters: form fields, flattened as AFNetworking flattens them; nil for none.
+    ///   - block: appends the parts (files, data, streams) to the form; nil for none.
+    /// - Returns: the request with its multipart body stream and headers.
     public func multipartFormRequest(
         withMethod method: String, urlString: String, parameters: [String: Any]?,
         constructingBodyWith block: ((any AFMultipartFormData) throws -> Void)?
@@ -73,6 +79,11 @@ extension AFHTTPRequestSerializer {
     /// Errors: ``AFURLRequestSerializationError/notMultipartRequest`` when the request's body is
     /// not an ``AFMultipartBodyStream``, ``AFURLRequestSerializationError/notFileURL(_:)``, or the
     /// `FormDataError` of a failed read or write.
+    /// - Parameters:
+    ///   - request: a request made by ``multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)``.
+    ///   - fileURL: a `file:` URL; the file is written atomically with mode 0600.
+    ///   - completionHandler: called once the file is written (nil) or writing failed (the error).
+    /// - Returns: the request without its body stream, ready to upload the file.
     public func request(
         withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL,
         completionHandler: (@Sendable ((any Error)?) -> Void)?
@@ -89,6 +100,12 @@ extension AFHTTPRequestSerializer {
 
     /// ``request(withMultipartForm:writingStreamContentsToFile:completionHandler:)`` for async
     /// code: returns the request once the file is written, or throws what failed.
+    /// - Parameters:
+    ///   - request: a request made by ``multipartFormRequest(withMethod:urlString:parameters:constructingBodyWith:)``.
+    ///   - fileURL: a `file:` URL; the file is written atomically with mode 0600.
+    /// - Returns: the request without its body stream, ready to upload the file.
+    /// - Throws: ``AFURLRequestSerializationError/notMultipartRequest``,
+    ///   ``AFURLRequestSerializationError/notFileURL(_:)``, or the `FormDataError` of a failed read or write.
     public func request(withMultipartForm request: URLRequest, writingStreamContentsToFile fileURL: URL) async throws -> URLRequest {
         var result = request
         result.httpBodyStream = nil

@@ -32,11 +32,13 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     }
 
     /// A new serializer (AFNetworking's `+serializer`).
+    /// - Returns: a serializer with the default headers and settings.
     open class func serializer() -> Self { Self.init() }
 
     /// A copy with every setting of this serializer: headers, encoding, request properties, URI
     /// methods, query style or block, and the subclass's options. (AFNetworking's copy lost the
     /// encoding, the URI methods and the request properties.)
+    /// - Returns: the copy, independent of this serializer.
     public func copy() -> Self {
         let copy = Self.init()
         let current = settings.current
@@ -122,16 +124,24 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
 
     /// Sets the default header `field` to `value`; nil removes it. Names are kept as given
     /// (case-sensitive), as in AFNetworking.
+    /// - Parameters:
+    ///   - value: the header's value; nil removes the header.
+    ///   - field: the header's name.
     public func setValue(_ value: String?, forHTTPHeaderField field: String) {
         settings.withLock { $0.headers[field] = value }
     }
 
     /// The default header stored under exactly `field`, or nil.
+    /// - Parameter field: the header's name, exactly as set.
+    /// - Returns: its value, or nil.
     public func value(forHTTPHeaderField field: String) -> String? {
         settings.withLock { $0.headers[field] }
     }
 
     /// Sets `Authorization: Basic <base64 of "username:password" in UTF-8>`.
+    /// - Parameters:
+    ///   - username: the user name.
+    ///   - password: the password.
     public func setAuthorizationHeaderFieldWithUsername(_ username: String, password: String) {
         let token = Data("\(username):\(password)".utf8).base64EncodedString()
         setValue("Basic \(token)", forHTTPHeaderField: "Authorization")
@@ -145,6 +155,7 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     // MARK: - Query string serialization
 
     /// Uses the built-in flattening `style` and removes any query-string block.
+    /// - Parameter style: the flattening style (AFNetworking's only one is the default).
     public func setQueryStringSerializationWith(_ style: AFHTTPRequestQueryStringSerializationStyle) {
         settings.withLock {
             $0.queryStringStyle = style
@@ -155,6 +166,7 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     /// Uses `block` to make query strings (nil returns to the built-in style). The block is called
     /// for every non-nil parameters value, an empty dictionary included; what it throws is
     /// thrown by the request method unchanged.
+    /// - Parameter block: makes the query string of a request's parameters; nil for the built-in style.
     public func setQueryStringSerializationWith(_ block: QueryStringSerialization?) {
         settings.withLock { $0.queryStringBlock = block }
     }
@@ -169,6 +181,11 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     ///   a URL, `FormDataError.invalidRequestHeader` for a header (set with
     ///   ``setValue(_:forHTTPHeaderField:)``) whose name is not a token or whose value has CR, LF
     ///   or NUL, and whatever serializing the parameters throws.
+    /// - Parameters:
+    ///   - method: the HTTP method.
+    ///   - urlString: the URL, absolute or relative.
+    ///   - parameters: the parameters (a dictionary, an array or a set), nil for none.
+    /// - Returns: the request.
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
         guard let url = NSURL(string: urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
         var request = URLRequest(url: url as URL)
@@ -181,6 +198,12 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     /// query for the methods in ``httpMethodsEncodingParametersInURI``, otherwise as the body
     /// (`application/x-www-form-urlencoded` unless a Content-Type is set; an empty body for nil
     /// parameters).
+    /// - Parameters:
+    ///   - request: the request to complete.
+    ///   - parameters: the parameters, nil for none.
+    /// - Returns: the completed request.
+    /// - Throws: what the query-string block throws, `FormDataError.unencodableString` for a value
+    ///   ``stringEncoding`` cannot represent, or `FormDataError.invalidRequestHeader` for a bad header.
     open func request(bySerializingRequest request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
         let current = settings.current
         var result = current.withDefaultHeaders(request)

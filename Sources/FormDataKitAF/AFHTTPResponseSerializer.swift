@@ -24,9 +24,11 @@ open class AFHTTPResponseSerializer: @unchecked Sendable {
     }
 
     /// A new serializer (AFNetworking's `+serializer`).
+    /// - Returns: a serializer accepting status codes 200–299 and any MIME type.
     open class func serializer() -> Self { Self.init() }
 
     /// A copy with every setting of this serializer.
+    /// - Returns: the copy, independent of this serializer.
     public func copy() -> Self {
         let copy = Self.init()
         let current = settings.current
@@ -58,6 +60,9 @@ open class AFHTTPResponseSerializer: @unchecked Sendable {
     ///
     /// - Throws: ``AFURLResponseSerializationError``: the status-code error (with the
     ///   content-type error as its underlying error when both failed), or the content-type error.
+    /// - Parameters:
+    ///   - response: the response; anything but an `HTTPURLResponse` is accepted.
+    ///   - data: the body, nil or empty for none.
     open func validate(_ response: URLResponse?, data: Data?) throws {
         guard let response = response as? HTTPURLResponse else { return }
         let current = settings.current
@@ -78,6 +83,11 @@ open class AFHTTPResponseSerializer: @unchecked Sendable {
     }
 
     /// The response object for `data`: validates, then returns the body as it is.
+    /// - Parameters:
+    ///   - response: the response.
+    ///   - data: the body.
+    /// - Returns: `data`, unchanged.
+    /// - Throws: what ``validate(_:data:)`` throws.
     open func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
         try validate(response, data: data)
         return data

@@ -4,6 +4,13 @@ import Foundation
 /// ports line by line. Each is the 4.x method with `headers: nil`.
 extension AFHTTPSessionManager {
     /// A GET request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters, nil for none.
+    ///   - downloadProgress: told of the response's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func get(
         _ urlString: String, parameters: Any?, progress downloadProgress: ProgressHandler?, success: Success?, failure: Failure?
@@ -12,6 +19,12 @@ extension AFHTTPSessionManager {
     }
 
     /// A HEAD request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters, nil for none.
+    ///   - success: called with the task.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func head(
         _ urlString: String, parameters: Any?, success: (@Sendable (AFHTTPSessionDataTask) -> Void)?, failure: Failure?
@@ -20,6 +33,13 @@ extension AFHTTPSessionManager {
     }
 
     /// A POST request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - uploadProgress: told of the upload's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func post(
         _ urlString: String, parameters: Any?, progress uploadProgress: ProgressHandler?, success: Success?, failure: Failure?
@@ -28,6 +48,14 @@ extension AFHTTPSessionManager {
     }
 
     /// A multipart POST request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: form fields, first in the body; nil for none.
+    ///   - block: appends the parts; nil for none.
+    ///   - uploadProgress: told of the upload's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func post(
         _ urlString: String, parameters: [String: Any]?, constructingBodyWith block: ((any AFMultipartFormData) throws -> Void)?,
@@ -39,18 +67,36 @@ extension AFHTTPSessionManager {
     }
 
     /// A PUT request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func put(_ urlString: String, parameters: Any?, success: Success?, failure: Failure?) -> AFHTTPSessionDataTask? {
         put(urlString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
 
     /// A PATCH request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func patch(_ urlString: String, parameters: Any?, success: Success?, failure: Failure?) -> AFHTTPSessionDataTask? {
         patch(urlString, parameters: parameters, headers: nil, success: success, failure: failure)
     }
 
     /// A DELETE request without per-request headers (3.x shape).
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func delete(_ urlString: String, parameters: Any?, success: Success?, failure: Failure?) -> AFHTTPSessionDataTask? {
         delete(urlString, parameters: parameters, headers: nil, success: success, failure: failure)

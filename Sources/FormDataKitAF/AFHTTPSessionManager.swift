@@ -52,11 +52,13 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     private let settings: Locked<Settings>
 
     /// A manager with no base URL (AFNetworking's `+manager`).
+    /// - Returns: a new manager.
     public class func manager() -> Self {
         Self.init(baseURL: nil, sessionConfiguration: nil, transport: FormDataRequest.defaultTransport)
     }
 
     /// A manager for `baseURL` (see ``init(baseURL:sessionConfiguration:transport:)``).
+    /// - Parameter baseURL: the URL relative request URLs are resolved against; nil for none.
     public convenience init(baseURL: URL?) {
         self.init(baseURL: baseURL, sessionConfiguration: nil)
     }
@@ -64,6 +66,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// A manager for `baseURL` with `configuration`, sending through
     /// `FormDataRequest.defaultTransport` (`CurlTransport` on Linux, `URLSessionTransport` on
     /// Apple platforms).
+    /// - Parameters:
+    ///   - baseURL: the URL relative request URLs are resolved against; nil for none.
+    ///   - configuration: its `httpAdditionalHeaders` are added to requests that lack them; nil: `.default`.
     public convenience init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?) {
         self.init(baseURL: baseURL, sessionConfiguration: configuration, transport: FormDataRequest.defaultTransport)
     }
@@ -72,6 +77,10 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// with a non-empty path gets a trailing `/` (`http://example.com/v1` →
     /// `http://example.com/v1/`); the request serializer is an ``AFHTTPRequestSerializer``, the
     /// response serializer an ``AFJSONResponseSerializer``.
+    /// - Parameters:
+    ///   - baseURL: the URL relative request URLs are resolved against; nil for none.
+    ///   - configuration: its `httpAdditionalHeaders` are added to requests that lack them; nil: `.default`.
+    ///   - transport: what sends the tasks.
     public required init(baseURL: URL?, sessionConfiguration configuration: URLSessionConfiguration?, transport: any FormDataTransport) {
         self.baseURL = baseURL.map(Self.normalizedBaseURL)
         self.sessionConfiguration = configuration ?? .default
@@ -85,6 +94,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
 
     /// A manager with the same base URL, configuration, transport and completion queue, and
     /// copies of the serializers.
+    /// - Returns: the copy, independent of this manager.
     public func copy() -> Self {
         let copy = Self.init(baseURL: baseURL, sessionConfiguration: sessionConfiguration, transport: transport)
         let current = settings.current
@@ -139,6 +149,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
 
     /// `urlString` resolved against ``baseURL`` as `NSURL(string:relativeTo:)` resolves it
     /// (`""` is the base URL itself; `/foo` drops the base path), or nil when it is not a URL.
+    /// - Parameter urlString: an absolute or relative URL string.
+    /// - Returns: the absolute URL string, or nil.
     public func resolvedURLString(_ urlString: String) -> String? {
         NSURL(string: urlString, relativeTo: baseURL)?.absoluteString
     }
@@ -146,6 +158,14 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     // MARK: - Requests
 
     /// A GET request; the task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters, nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - downloadProgress: told of the response's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func get(
         _ urlString: String, parameters: Any?, headers: [String: String]?, progress downloadProgress: ProgressHandler?,
@@ -158,6 +178,13 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A HEAD request; `success` gets only the task. The task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters, nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - success: called with the task.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func head(
         _ urlString: String, parameters: Any?, headers: [String: String]?,
@@ -172,6 +199,14 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A POST request with the parameters serialized by ``requestSerializer``; the task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - uploadProgress: told of the upload's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func post(
         _ urlString: String, parameters: Any?, headers: [String: String]?, progress uploadProgress: ProgressHandler?,
@@ -188,6 +223,15 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// Per-request `headers` are applied last, so a `Content-Type` among them replaces the
     /// multipart one. Errors from building the body (an append that failed included) go to
     /// `failure` with a nil task, and nil is returned. The task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: form fields, first in the body; nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - block: appends the parts; nil for none.
+    ///   - uploadProgress: told of the upload's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func post(
         _ urlString: String, parameters: [String: Any]?, headers: [String: String]?,
@@ -211,6 +255,13 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A PUT request; the task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func put(
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
@@ -222,6 +273,13 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A PATCH request; the task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func patch(
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
@@ -233,6 +291,13 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// A DELETE request (parameters go into the query by default); the task is started.
+    /// - Parameters:
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: query parameters by default, nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the started task, or nil when the request could not be built.
     @discardableResult
     public func delete(
         _ urlString: String, parameters: Any?, headers: [String: String]?, success: Success?, failure: Failure?
@@ -248,6 +313,16 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// included). The task is **not** started: call ``AFHTTPSessionDataTask/resume()``. When the
     /// request cannot be built, `failure` is called asynchronously with a nil task and the error,
     /// and nil is returned.
+    /// - Parameters:
+    ///   - method: the HTTP method.
+    ///   - urlString: the URL, resolved against ``baseURL``.
+    ///   - parameters: the parameters, serialized by ``requestSerializer``; nil for none.
+    ///   - headers: headers set on this request last, nil for none.
+    ///   - uploadProgress: told of the upload's progress, nil for none.
+    ///   - downloadProgress: told of the response's progress, nil for none.
+    ///   - success: called with the task and the response object.
+    ///   - failure: called with the task (nil when the request could not be built) and the error.
+    /// - Returns: the task, not started; nil when the request could not be built.
     public func dataTask(
         withHTTPMethod method: String, urlString: String, parameters: Any?, headers: [String: String]?,
         uploadProgress: ProgressHandler?, downloadProgress: ProgressHandler?, success: Success?, failure: Failure?

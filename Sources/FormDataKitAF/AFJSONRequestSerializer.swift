@@ -20,6 +20,8 @@ open class AFJSONRequestSerializer: AFHTTPRequestSerializer, @unchecked Sendable
     }
 
     /// A serializer writing JSON with `writingOptions`.
+    /// - Parameter writingOptions: the `JSONSerialization` options the body is written with.
+    /// - Returns: the serializer.
     public class func serializer(withWritingOptions writingOptions: JSONSerialization.WritingOptions) -> Self {
         let serializer = Self.init()
         serializer.writingOptions = writingOptions
@@ -31,6 +33,10 @@ open class AFJSONRequestSerializer: AFHTTPRequestSerializer, @unchecked Sendable
     ///
     /// - Throws: ``AFURLRequestSerializationError/invalidJSONParameters`` when `parameters` is not
     ///   a valid JSON object (a top-level string or number included), or `JSONSerialization`'s error.
+    /// - Parameters:
+    ///   - request: the request to complete.
+    ///   - parameters: a JSON object, or query parameters for GET, HEAD and DELETE; nil for none.
+    /// - Returns: the completed request.
     open override func request(bySerializingRequest request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
         let current = settings.current
         if current.encodesParametersInURI(request) {

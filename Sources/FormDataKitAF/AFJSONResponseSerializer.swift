@@ -14,6 +14,8 @@ open class AFJSONResponseSerializer: AFHTTPResponseSerializer, @unchecked Sendab
     }
 
     /// A serializer with `readingOptions`.
+    /// - Parameter readingOptions: the `JSONSerialization` options the body is read with.
+    /// - Returns: the serializer.
     public class func serializer(withReadingOptions readingOptions: JSONSerialization.ReadingOptions) -> Self {
         let serializer = Self.init()
         serializer.readingOptions = readingOptions
@@ -36,6 +38,10 @@ open class AFJSONResponseSerializer: AFHTTPResponseSerializer, @unchecked Sendab
     /// is still decoded, and the status error is thrown (AFNetworking returned both).
     ///
     /// - Throws: ``AFURLResponseSerializationError``, or the JSON parser's error.
+    /// - Parameters:
+    ///   - response: the response.
+    ///   - data: the body; nil or empty (or a single space) gives nil.
+    /// - Returns: the decoded JSON value, with nulls removed when ``removesKeysWithNullValues``.
     open override func responseObject(for response: URLResponse?, data: Data?) throws -> Any? {
         var validationError: (any Error)?
         do {

@@ -39,6 +39,8 @@ public final class AFMultipartBodyStream: InputStream, NSCopying {
     public var retainedTemporaryFiles: [TemporaryFile] { temporaryFiles }
 
     /// A new, unopened stream over the same body (what a transport asks for to send it again).
+    /// - Parameter zone: ignored.
+    /// - Returns: the new stream.
     public func copy(with zone: NSZone? = nil) -> Any {
         AFMultipartBodyStream(source: bodySource, packetSize: numberOfBytesInPacket, delay: delay, keeping: temporaryFiles)
     }
@@ -67,6 +69,10 @@ public final class AFMultipartBodyStream: InputStream, NSCopying {
 
     /// Copies up to `len` bytes (at most ``numberOfBytesInPacket``) into `buffer`; 0 at the end,
     /// -1 on an error (see ``streamError``).
+    /// - Parameters:
+    ///   - buffer: where the bytes go.
+    ///   - len: the most bytes to copy.
+    /// - Returns: the number of bytes copied, 0 at the end, -1 on an error.
     public override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         guard status == .open, let reader else {
             return status == .error ? -1 : 0
@@ -91,6 +97,10 @@ public final class AFMultipartBodyStream: InputStream, NSCopying {
     }
 
     /// Always false: bytes are only copied out by `read`.
+    /// - Parameters:
+    ///   - buffer: not used.
+    ///   - len: not used.
+    /// - Returns: false.
     public override func getBuffer(
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
     ) -> Bool {
@@ -98,8 +108,14 @@ public final class AFMultipartBodyStream: InputStream, NSCopying {
     }
 
     /// No properties are supported.
+    /// - Parameter key: the property asked for.
+    /// - Returns: nil.
     public override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
 
     /// No properties are supported; returns false.
+    /// - Parameters:
+    ///   - property: not stored.
+    ///   - key: the property's key.
+    /// - Returns: false.
     public override func setProperty(_ property: AnyObject?, forKey key: Stream.PropertyKey) -> Bool { false }
 }

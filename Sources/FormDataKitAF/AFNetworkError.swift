@@ -16,6 +16,7 @@ public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Eq
     public let underlying: FormDataError
 
     /// The failure `error` means, or nil when it is not a network failure (a build error).
+    /// - Parameter error: a sending error of FormDataKit.
     public init?(_ error: FormDataError) {
         guard let code = Self.urlErrorCode(for: error) else { return nil }
         self.code = code

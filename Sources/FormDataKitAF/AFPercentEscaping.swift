@@ -8,6 +8,8 @@ import Foundation
 /// ```swift
 /// AFPercentEscapedStringFromString(":#[]@!$&'()*+,;=?/")  // "%3A%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D?/"
 /// ```
+/// - Parameter string: the text to escape.
+/// - Returns: the escaped text.
 public func AFPercentEscapedStringFromString(_ string: String) -> String {
     var out: [UInt8] = []
     out.reserveCapacity(string.utf8.count)

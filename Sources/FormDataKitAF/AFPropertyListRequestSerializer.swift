@@ -21,11 +21,16 @@ open class AFPropertyListRequestSerializer: AFHTTPRequestSerializer, @unchecked 
     }
 
     /// A serializer writing XML property lists with no options (AFNetworking's `+serializer`).
+    /// - Returns: the serializer.
     open override class func serializer() -> Self {
         serializer(withFormat: .xml, writeOptions: 0)
     }
 
     /// A serializer writing `format` with `writeOptions`.
+    /// - Parameters:
+    ///   - format: the property-list format (XML or binary; OpenStep cannot be written).
+    ///   - writeOptions: `PropertyListSerialization`'s write options (none are defined; 0).
+    /// - Returns: the serializer.
     public class func serializer(
         withFormat format: PropertyListSerialization.PropertyListFormat,
         writeOptions: PropertyListSerialization.WriteOptions
@@ -41,6 +46,10 @@ open class AFPropertyListRequestSerializer: AFHTTPRequestSerializer, @unchecked 
     ///
     /// - Throws: `PropertyListSerialization`'s error (e.g. NSCocoaErrorDomain 3851 for a
     ///   dictionary with a non-string key).
+    /// - Parameters:
+    ///   - request: the request to complete.
+    ///   - parameters: a property-list value, or query parameters for GET, HEAD and DELETE; nil for none.
+    /// - Returns: the completed request.
     open override func request(bySerializingRequest request: URLRequest, withParameters parameters: Any?) throws -> URLRequest {
         let current = settings.current
         if current.encodesParametersInURI(request) {

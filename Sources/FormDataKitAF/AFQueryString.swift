@@ -58,6 +58,8 @@ struct AFQueryStringPair {
 /// AFQueryStringFromParameters(["key": "value", "key1": "value&"])  // "key=value&key1=value%26"
 /// AFQueryStringFromParameters(["user": ["name": "x", "age": 3]])   // "user%5Bage%5D=3&user%5Bname%5D=x"
 /// ```
+/// - Parameter parameters: the parameters (nested dictionaries, arrays and sets allowed).
+/// - Returns: the query string, without a leading `?`.
 public func AFQueryStringFromParameters(_ parameters: [AnyHashable: Any]) -> String {
     AFQueryString.make(from: parameters)
 }

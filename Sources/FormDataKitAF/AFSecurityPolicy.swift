@@ -83,6 +83,7 @@ public final class AFSecurityPolicy: @unchecked Sendable {
     }
 
     /// A policy with `pinningMode` and no pinned certificates.
+    /// - Parameter pinningMode: none, public key or certificate.
     public init(pinningMode: AFSSLPinningMode) {
         sslPinningMode = pinningMode
     }
@@ -91,12 +92,18 @@ public final class AFSecurityPolicy: @unchecked Sendable {
     public class func `default`() -> AFSecurityPolicy { AFSecurityPolicy(pinningMode: .none) }
 
     /// A policy with `pinningMode` (AF's `policyWithPinningMode:`).
+    /// - Parameter pinningMode: none, public key or certificate.
+    /// - Returns: the policy.
     public class func policy(withPinningMode pinningMode: AFSSLPinningMode) -> AFSecurityPolicy {
         AFSecurityPolicy(pinningMode: pinningMode)
     }
 
     /// A policy with `pinningMode` and `pinnedCertificates` (AF's
     /// `policyWithPinningMode:withPinnedCertificates:`).
+    /// - Parameters:
+    ///   - pinningMode: none, public key or certificate.
+    ///   - pinnedCertificates: the certificates (DER or PEM) to pin.
+    /// - Returns: the policy.
     public class func policy(
         withPinningMode pinningMode: AFSSLPinningMode,
         withPinnedCertificates pinnedCertificates: Set<Data>
@@ -116,6 +123,7 @@ public final class AFSecurityPolicy: @unchecked Sendable {
     ///   must match one (AF compared every key of the chain); the chain is still verified
     ///   against the system's roots unless ``allowInvalidCertificates``.
     /// - Throws: ``AFSecurityPolicyError`` for nothing pinned or a pinned file that is not a certificate.
+    /// - Returns: the TLS settings of ``NetworkOptions`` that carry this policy.
     public func networkOptions() throws(AFSecurityPolicyError) -> NetworkOptions {
         let (certificates, allowInvalid, validatesDomain) = lock.withLock {
             (_pinnedCertificates, _allowInvalidCertificates, _validatesDomainName)
@@ -141,6 +149,8 @@ public final class AFSecurityPolicy: @unchecked Sendable {
     /// pinned certificates as the only trust anchors.
     /// - Throws: ``AFSecurityPolicyError`` for public-key mode, a pinned certificate that is not
     ///   self-signed, or certificate mode with nothing pinned.
+    /// - Returns: the pinning, for `AsyncHTTPClientTransport.Configuration(pinning:)` or
+    ///   `CurlTransport.Configuration(trust:)`.
     public func trustAnchorPinning() throws(AFSecurityPolicyError) -> TrustAnchorPinning {
         let (certificates, allowInvalid, validatesDomain) = lock.withLock {
             (_pinnedCertificates, _allowInvalidCertificates, _validatesDomainName)

@@ -28,6 +28,7 @@ public final class AFURLResponseSerializationErrorBox: Sendable {
     public let error: AFURLResponseSerializationError
 
     /// Boxes `error`.
+    /// - Parameter error: the error to box.
     public init(_ error: AFURLResponseSerializationError) { self.error = error }
 }
 

@@ -46,6 +46,11 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         public var followsRedirects: Bool
 
         /// A configuration; every argument has the default described on its property.
+        /// - Parameters:
+        ///   - tlsConfiguration: NIOSSL's client settings; nil for its defaults.
+        ///   - chunkSize: bytes read per chunk (1 MiB).
+        ///   - connectTimeout: seconds to connect and finish a TLS handshake (10).
+        ///   - followsRedirects: whether redirects are followed, ASIHTTPRequest's way (true).
         public init(
             tlsConfiguration: TLSConfiguration? = nil, chunkSize: Int = 1 << 20,
             connectTimeout: TimeInterval = 10, followsRedirects: Bool = true
@@ -61,6 +66,11 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         /// ``TrustAnchorPinning`` for what this can and cannot pin.
         /// - Throws: ``AsyncHTTPClientTransportError/invalidCertificate(index:reason:)`` when a
         ///   certificate is neither PEM nor DER.
+        /// - Parameters:
+        ///   - pinning: the only trusted certificates, and whether host names are checked.
+        ///   - chunkSize: bytes read per chunk (1 MiB).
+        ///   - connectTimeout: seconds to connect and finish a TLS handshake (10).
+        ///   - followsRedirects: whether redirects are followed, ASIHTTPRequest's way (true).
         public init(
             pinning: TrustAnchorPinning, chunkSize: Int = 1 << 20, connectTimeout: TimeInterval = 10,
             followsRedirects: Bool = true
@@ -84,6 +94,7 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
 
     /// A transport with its own `HTTPClient` on NIO's shared event loop group. Call
     /// ``shutdown()`` when done with it.
+    /// - Parameter configuration: TLS, chunk size, connect timeout and redirects.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
@@ -108,6 +119,8 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     }
 
     /// Shuts the client down: sends in flight fail, later sends fail with a connection failure.
+    /// - Throws: what shutting down AsyncHTTPClient's client or NIO's thread pool throws (a second
+    ///   shutdown, for one).
     public func shutdown() async throws {
         try await client.shutdown()
         try await fileIO.shutdownGracefully()
@@ -118,6 +131,10 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     public var acceptedBodyForms: TransportBodyForms { .all }
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
+    /// - Parameters:
+    ///   - request: what to send; a segment body is streamed from its parts.
+    ///   - observer: told of progress, the response head and the completion.
+    /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = Send(
             request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO,

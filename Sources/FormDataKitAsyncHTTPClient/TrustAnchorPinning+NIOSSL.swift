@@ -20,6 +20,7 @@ extension TrustAnchorPinning {
     /// The NIOSSL client configuration this pinning means: the pinned certificates as the only
     /// trust roots (no additional roots), full verification, or no host-name check, or none.
     /// - Throws: ``AsyncHTTPClientTransportError/invalidCertificate(index:reason:)``.
+    /// - Returns: the configuration, for ``AsyncHTTPClientTransport/Configuration/tlsConfiguration``.
     public func tlsConfiguration() throws(AsyncHTTPClientTransportError) -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
         if !certificates.isEmpty {

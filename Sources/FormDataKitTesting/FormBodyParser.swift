@@ -16,6 +16,12 @@ import Foundation
 public enum FormBodyParser {
     /// Parses `body` according to `contentType` (multipart or URL-encoded). When
     /// `expectedLength` is given, a body of any other length is an error.
+    /// - Parameters:
+    ///   - body: the body bytes (not compressed).
+    ///   - contentType: the request's `Content-Type` (its boundary for multipart).
+    ///   - expectedLength: the `Content-Length` the request declared, nil when it declared none.
+    /// - Returns: the fields and files.
+    /// - Throws: ``FormParseError`` with the offset where the body stopped following the rules.
     public static func parse(_ body: Data, contentType: String, expectedLength: Int? = nil) throws(FormParseError) -> ParsedForm {
         ParsedForm(parts: try parseParts(body, contentType: contentType, expectedLength: expectedLength))
     }
@@ -23,6 +29,12 @@ public enum FormBodyParser {
     /// Parses `body` like ``parse(_:contentType:expectedLength:)`` but keeps every part whole, in
     /// body order: raw content bytes and all part headers (URL-encoded pairs become parts without
     /// headers).
+    /// - Parameters:
+    ///   - body: the body bytes (not compressed).
+    ///   - contentType: the request's `Content-Type` (its boundary for multipart).
+    ///   - expectedLength: the `Content-Length` the request declared, nil when it declared none.
+    /// - Returns: the parts, in body order.
+    /// - Throws: ``FormParseError`` with the offset where the body stopped following the rules.
     public static func parseParts(_ body: Data, contentType: String, expectedLength: Int? = nil) throws(FormParseError) -> [ParsedPart] {
         if let expectedLength, expectedLength != body.count {
             throw FormParseError(offset: body.count, reason: "Content-Length says \(expectedLength) bytes but the body has \(body.count)")
@@ -43,6 +55,10 @@ public enum FormBodyParser {
 
     /// The value of parameter `name` in a header value such as `multipart/form-data; boundary=x`
     /// (quoted or not; compared case-insensitively).
+    /// - Parameters:
+    ///   - name: the parameter's name, in any case.
+    ///   - headerValue: the whole header value.
+    /// - Returns: the parameter's value, unquoted; nil when it is not there.
     public static func parameter(_ name: String, in headerValue: String) -> String? {
         for (key, value) in parameters(of: headerValue) where key == name.lowercased() { return value }
         return nil
@@ -51,6 +67,9 @@ public enum FormBodyParser {
     // MARK: - URL-encoded
 
     /// Parses `name=value&…` with percent escapes and `+` for space.
+    /// - Parameter body: the body bytes.
+    /// - Returns: the fields, in order.
+    /// - Throws: ``FormParseError`` for a bad percent escape or text that is not UTF-8.
     public static func parseURLEncoded(_ body: Data) throws(FormParseError) -> ParsedForm {
         ParsedForm(parts: try urlEncodedParts(body))
     }
@@ -112,6 +131,11 @@ public enum FormBodyParser {
     // MARK: - Multipart
 
     /// Parses a multipart body delimited by `boundary`.
+    /// - Parameters:
+    ///   - body: the body bytes.
+    ///   - boundary: the boundary from the `Content-Type`.
+    /// - Returns: the fields and files.
+    /// - Throws: ``FormParseError`` with the offset where the body stopped following RFC 2046.
     public static func parseMultipart(_ body: Data, boundary: String) throws(FormParseError) -> ParsedForm {
         ParsedForm(parts: try multipartParts(body, boundary: boundary))
     }

@@ -81,6 +81,13 @@ public final class FormReceiver: Sendable {
         public var retainedFileBytes: Int
 
         /// Limits with the given values (each defaulting to the value in ``default``).
+        /// - Parameters:
+        ///   - maxInflatedBytes: see ``maxInflatedBytes``.
+        ///   - maxParts: see ``maxParts``.
+        ///   - maxHeaderBytes: see ``maxHeaderBytes``.
+        ///   - logLimit: see ``logLimit``.
+        ///   - logByteLimit: see ``logByteLimit``.
+        ///   - retainedFileBytes: see ``retainedFileBytes``.
         public init(
             maxInflatedBytes: Int = 256 << 20, maxParts: Int = 10_000, maxHeaderBytes: Int = 32 << 10,
             logLimit: Int = 1000, logByteLimit: Int = 64 << 20, retainedFileBytes: Int = 64 << 10
@@ -134,6 +141,15 @@ public final class FormReceiver: Sendable {
     /// (with the request as the log keeps it: see ``Limits/retainedFileBytes``).
     /// With `recordingDirectory` (created if missing), each request is also written there as a
     /// raw capture (see ``ReceivedRequest/capturePath``), numbered after the captures already there.
+    /// - Parameters:
+    ///   - host: the address to listen on (127.0.0.1).
+    ///   - port: the port; 0 picks a free one (read it back from ``port``).
+    ///   - keepLimit: the largest body kept and parsed.
+    ///   - limits: the bounds it enforces.
+    ///   - recordingDirectory: where raw captures are written, nil for none.
+    ///   - onRequest: called with each request before it is answered, nil for none.
+    /// - Returns: the listening receiver; call ``stop()`` when done.
+    /// - Throws: what binding or listening on the socket throws, or creating `recordingDirectory`.
     public static func start(
         host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
         limits: Limits = .default, recordingDirectory: URL? = nil,
@@ -166,6 +182,8 @@ public final class FormReceiver: Sendable {
     public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
 
     /// The URL of `path` (e.g. `/upload`, `/status/404`) on this receiver.
+    /// - Parameter path: a path, with or without its leading `/`.
+    /// - Returns: the absolute URL.
     public func url(_ path: String) -> URL {
         URL(string: "http://\(host):\(port)\(path.hasPrefix("/") ? path : "/" + path)")!
     }
@@ -442,6 +460,10 @@ public final class FormReceiver: Sendable {
     /// move the cursor, recolour, retitle or otherwise drive the terminal it is printed on.
     /// With `keepingNewlines`, line feeds stay as they are (for multi-line text whose every
     /// line was made safe).
+    /// - Parameters:
+    ///   - text: text a client sent.
+    ///   - keepingNewlines: whether line feeds are kept.
+    /// - Returns: the text, safe to print.
     public static func escapedForTerminal(_ text: String, keepingNewlines: Bool = false) -> String {
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {

@@ -78,6 +78,13 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         public var isFile: Bool { fileName != nil }
 
         /// A part; size and SHA-256 come from `content`, which is dropped when over `contentLimit`.
+        /// - Parameters:
+        ///   - name: the part's (or pair's) name.
+        ///   - fileName: its `filename`, nil for a value part.
+        ///   - contentType: its `Content-Type`, nil when it has none.
+        ///   - otherHeaders: its other part headers.
+        ///   - content: its bytes.
+        ///   - contentLimit: parts larger than this keep only their size and SHA-256.
         public init(
             name: String, fileName: String?, contentType: String?, otherHeaders: [ReceivedHeader] = [],
             content: Data, contentLimit: Int = FormSnapshot.defaultContentLimit
@@ -136,6 +143,8 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The value of kept header `name` (case-insensitive).
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value, or nil when the snapshot did not keep such a header.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
@@ -220,6 +229,11 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A snapshot of a raw capture (what `formdata serve --record` writes).
+    /// - Parameters:
+    ///   - capture: the parsed capture.
+    ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
+    ///   - contentLimit: parts larger than this keep only size and SHA-256.
+    /// - Throws: ``FormSnapshotError/malformedBody(_:)`` when the body is not what its headers say.
     public init(
         capture: RawHTTPRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
         contentLimit: Int = FormSnapshot.defaultContentLimit
@@ -230,12 +244,22 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A snapshot of the raw HTTP request file at `path`.
+    /// - Parameters:
+    ///   - path: the capture file (`N-METHOD.http`).
+    ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
+    /// - Throws: ``FormSnapshotError/unreadable(path:reason:)``, or what parsing the capture or its
+    ///   body throws.
     public init(contentsOfCapture path: URL, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders) throws(FormSnapshotError) {
         try self.init(capture: try RawHTTPRequest(contentsOf: path), ignoringHeaders: ignoringHeaders)
     }
 
     /// A snapshot of body bytes with just their `Content-Type` (method `POST`, URL `/`): what
     /// `formdata diff --content-type` compares.
+    /// - Parameters:
+    ///   - body: the body bytes, as sent.
+    ///   - contentType: the body's `Content-Type`.
+    ///   - contentEncoding: `gzip` for a compressed body, nil for none.
+    /// - Throws: ``FormSnapshotError/malformedBody(_:)`` when the body is not what `contentType` says.
     public init(body: Data, contentType: String, contentEncoding: String? = nil) throws(FormSnapshotError) {
         var headers = [ReceivedHeader(name: "Content-Type", value: contentType)]
         if let contentEncoding { headers.append(ReceivedHeader(name: "Content-Encoding", value: contentEncoding)) }
@@ -245,6 +269,12 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     /// A snapshot of what `request` sends, whatever its transport: it builds the body if needed
     /// and reads it from its parts (or its compressed form), spooling nothing; the headers are ``FormDataRequest/requestHeaders`` plus
     /// the pre-emptive `Authorization: Basic` that ``FormDataRequest/username`` adds when sent.
+    /// - Parameters:
+    ///   - request: the request (built now if it is not).
+    ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
+    ///   - contentLimit: parts larger than this keep only size and SHA-256.
+    /// - Throws: ``FormSnapshotError/buildFailed(_:)`` when the body cannot be built or read, or
+    ///   ``FormSnapshotError/unreadable(path:reason:)`` for its compressed file.
     public init(
         _ request: FormDataRequest, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
         contentLimit: Int = FormSnapshot.defaultContentLimit
@@ -280,6 +310,14 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
     /// `writingStreamContentsToFile` wrote), else its `httpBodyStream` — read from a copy when
     /// the stream conforms to `NSCopying` (FormDataKitAF's `AFMultipartBodyStream` does), so the
     /// request can still be sent; otherwise the stream is read and used up.
+    /// - Parameters:
+    ///   - request: the request (FormDataKitAF's, or any `URLRequest`).
+    ///   - bodyFile: the file its multipart body was written to, when it has no body of its own.
+    ///   - ignoringHeaders: lowercase header names not to keep (``defaultIgnoredHeaders``).
+    ///   - contentLimit: parts larger than this keep only size and SHA-256.
+    /// - Throws: ``FormSnapshotError/streamFailed(reason:)`` when its body stream cannot be read,
+    ///   ``FormSnapshotError/unreadable(path:reason:)`` for `bodyFile`, or
+    ///   ``FormSnapshotError/malformedBody(_:)``.
     public init(
         _ request: URLRequest, bodyFile: URL? = nil, ignoringHeaders: Set<String> = FormSnapshot.defaultIgnoredHeaders,
         contentLimit: Int = FormSnapshot.defaultContentLimit

@@ -34,6 +34,7 @@ public struct FormSnapshotTolerance: OptionSet, Sendable, Hashable {
 
     /// The tolerance called `name` on the command line: `boundary`, `part-order`, `charset`,
     /// `header-case`, `all`, `none`.
+    /// - Parameter name: the name, in any case; another name gives nil.
     public init?(name: String) {
         switch name.lowercased() {
         case "boundary": self = .boundary
@@ -57,6 +58,10 @@ public struct FormSnapshotDifference: Sendable, Equatable, CustomStringConvertib
     public var rhs: String
 
     /// A difference.
+    /// - Parameters:
+    ///   - location: where the snapshots differ (`header content-type`, `part 2 "photo" content`).
+    ///   - lhs: what the left snapshot has there, as shown in reports.
+    ///   - rhs: what the right snapshot has there.
     public init(location: String, lhs: String, rhs: String) {
         self.location = location
         self.lhs = lhs
@@ -70,6 +75,10 @@ public struct FormSnapshotDifference: Sendable, Equatable, CustomStringConvertib
 extension FormSnapshot {
     /// Every difference between this snapshot (left) and `other` (right), field by field, in a
     /// stable order; empty when they are equivalent under `tolerance`.
+    /// - Parameters:
+    ///   - other: the right-hand snapshot.
+    ///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+    /// - Returns: the differences, in a stable order.
     public func differences(from other: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default) -> [FormSnapshotDifference] {
         var out: [FormSnapshotDifference] = []
         func note(_ location: String, _ lhs: String, _ rhs: String) {
@@ -190,12 +199,21 @@ extension FormSnapshot {
     }
 
     /// Whether `other` is equivalent to this snapshot under `tolerance`.
+    /// - Parameters:
+    ///   - other: the other snapshot.
+    ///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+    /// - Returns: whether there is no difference beyond `tolerance`.
     public func matches(_ other: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default) -> Bool {
         differences(from: other, tolerating: tolerance).isEmpty
     }
 
     /// A readable report of the differences (one per line, each side labelled), or
     /// `equivalent` when there are none.
+    /// - Parameters:
+    ///   - other: the right-hand snapshot.
+    ///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+    ///   - labels: the names of the two sides in the report (`A`, `B`).
+    /// - Returns: the report, or `equivalent`.
     public func diffReport(
         against other: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
         labels: (String, String) = ("A", "B")

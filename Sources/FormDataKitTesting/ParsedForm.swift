@@ -9,12 +9,16 @@ public struct ParsedForm: Sendable, Equatable, Codable {
     public var files: [ParsedFile]
 
     /// A form with the given fields and files.
+    /// - Parameters:
+    ///   - fields: the value fields, in order.
+    ///   - files: the file parts, in order.
     public init(fields: [ParsedField] = [], files: [ParsedFile] = []) {
         self.fields = fields
         self.files = files
     }
 
     /// The form made of `parts`: parts with a file name are files, the others fields.
+    /// - Parameter parts: the parts, in body order.
     public init(parts: [ParsedPart]) {
         self.init()
         for part in parts {
@@ -27,9 +31,13 @@ public struct ParsedForm: Sendable, Equatable, Codable {
     }
 
     /// The value of the first field named `name`.
+    /// - Parameter name: the field's name (case-sensitive).
+    /// - Returns: its value, or nil when there is no such field.
     public func value(_ name: String) -> String? { fields.first { $0.name == name }?.value }
 
     /// The first file part named `name`.
+    /// - Parameter name: the part's name (case-sensitive).
+    /// - Returns: the file part, or nil when there is none.
     public func file(_ name: String) -> ParsedFile? { files.first { $0.name == name } }
 }
 
@@ -47,6 +55,11 @@ public struct ParsedPart: Sendable, Equatable {
     public var content: Data
 
     /// A part.
+    /// - Parameters:
+    ///   - name: the part's name.
+    ///   - fileName: its `filename`, nil when it has none.
+    ///   - headers: its headers, in order.
+    ///   - content: its raw bytes.
     public init(name: String, fileName: String?, headers: [ReceivedHeader], content: Data) {
         self.name = name
         self.fileName = fileName
@@ -55,6 +68,8 @@ public struct ParsedPart: Sendable, Equatable {
     }
 
     /// The value of part header `name` (case-insensitive; the first one).
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value, or nil when the part has no such header.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
@@ -68,6 +83,9 @@ public struct ParsedField: Sendable, Equatable, Codable {
     public var value: String
 
     /// A field `name` = `value`.
+    /// - Parameters:
+    ///   - name: the field's name.
+    ///   - value: the field's value.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -90,6 +108,11 @@ public struct ParsedFile: Sendable, Equatable, Codable {
     public var data: Data
 
     /// A file part; `size` and `sha256` are computed from `data`.
+    /// - Parameters:
+    ///   - name: the part's name.
+    ///   - fileName: its `filename`.
+    ///   - contentType: its `Content-Type`, nil when it has none.
+    ///   - data: its bytes.
     public init(name: String, fileName: String, contentType: String?, data: Data) {
         self.name = name
         self.fileName = fileName
@@ -104,6 +127,8 @@ public struct ParsedFile: Sendable, Equatable, Codable {
     }
 
     /// Decodes the description of a part (its content is not in JSON, so ``data`` is empty).
+    /// - Parameter decoder: the decoder.
+    /// - Throws: `DecodingError` for a missing or mistyped key.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
@@ -115,6 +140,8 @@ public struct ParsedFile: Sendable, Equatable, Codable {
     }
 
     /// Encodes the description of the part (name, file name, type, size, sha256).
+    /// - Parameter encoder: the encoder.
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -133,6 +160,9 @@ public struct FormParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public var reason: String
 
     /// An error at `offset`.
+    /// - Parameters:
+    ///   - offset: the byte offset in the body where parsing stopped.
+    ///   - reason: what was wrong there.
     public init(offset: Int, reason: String) {
         self.offset = offset
         self.reason = reason

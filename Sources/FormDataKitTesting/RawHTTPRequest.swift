@@ -21,6 +21,12 @@ public struct RawHTTPRequest: Sendable, Equatable {
     public var body: Data
 
     /// A request made of its pieces.
+    /// - Parameters:
+    ///   - method: the request method.
+    ///   - target: the request target (a path, or an absolute URL for a proxy).
+    ///   - version: the HTTP version (`HTTP/1.1`).
+    ///   - headers: the header fields, in order.
+    ///   - body: the body bytes (not chunk-framed).
     public init(method: String, target: String, version: String = "HTTP/1.1", headers: [ReceivedHeader], body: Data) {
         self.method = method
         self.target = target
@@ -30,6 +36,8 @@ public struct RawHTTPRequest: Sendable, Equatable {
     }
 
     /// The value of header `name` (case-insensitive; repeated fields joined with `, `).
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value, or nil when there is no such header.
     public func header(_ name: String) -> String? {
         let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
         return values.isEmpty ? nil : values.joined(separator: ", ")
@@ -42,6 +50,8 @@ public struct RawHTTPRequest: Sendable, Equatable {
     }
 
     /// Whether `data` looks like a raw HTTP request (`TOKEN SP target SP HTTP/x` first line).
+    /// - Parameter data: the file's bytes.
+    /// - Returns: whether its first line is a request line.
     public static func looksLikeRequest(_ data: Data) -> Bool {
         guard let lineEnd = data.firstIndex(of: 10) else { return false }
         let line = String(decoding: data[data.startIndex..<lineEnd], as: UTF8.self)
@@ -51,6 +61,7 @@ public struct RawHTTPRequest: Sendable, Equatable {
 
     /// Parses a capture.
     /// - Throws: ``FormParseError`` with the offset in `data` where it stopped.
+    /// - Parameter data: the capture's bytes: head, then the body (chunked or with its length).
     public init(parsing data: Data) throws(FormParseError) {
         let bytes = [UInt8](data)
         guard let headEnd = FormBodyParser.find(Array("\r\n\r\n".utf8), in: bytes, from: 0) else {
@@ -106,6 +117,9 @@ public struct RawHTTPRequest: Sendable, Equatable {
     }
 
     /// Reads and parses the capture at `path`.
+    /// - Parameter path: the capture file.
+    /// - Throws: ``FormSnapshotError/unreadable(path:reason:)`` when it cannot be read, or
+    ///   ``FormSnapshotError/malformedCapture(path:_:)`` when it is not a request.
     public init(contentsOf path: URL) throws(FormSnapshotError) {
         let data: Data
         do { data = try Data(contentsOf: path) } catch {
@@ -180,6 +194,7 @@ public struct RawHTTPRequest: Sendable, Equatable {
     }
 
     /// The capture as bytes: ``head`` then the body, as one chunk when the headers say chunked.
+    /// - Returns: the bytes, ready to write as a capture file.
     public func serialized() -> Data {
         var data = head
         if header("Transfer-Encoding")?.lowercased().contains("chunked") == true {

@@ -23,6 +23,8 @@ public struct ReceivedRequest: Sendable, Equatable, Codable {
     public var capturePath: String?
 
     /// The value of header `name` (case-insensitive; the first one).
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value, or nil when the request had no such header.
     public func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
@@ -39,6 +41,9 @@ public struct ReceivedHeader: Sendable, Equatable, Codable {
     public var value: String
 
     /// A header `name: value`.
+    /// - Parameters:
+    ///   - name: the header's name, as sent.
+    ///   - value: the header's value.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -49,6 +54,8 @@ extension FormParseError: Codable {
     private enum CodingKeys: String, CodingKey { case offset, reason }
 
     /// Decodes `{"offset": N, "reason": "…"}`.
+    /// - Parameter decoder: the decoder.
+    /// - Throws: `DecodingError` for a missing or mistyped key.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -57,6 +64,8 @@ extension FormParseError: Codable {
     }
 
     /// Encodes `{"offset": N, "reason": "…"}`.
+    /// - Parameter encoder: the encoder.
+    /// - Throws: what the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(offset, forKey: .offset)

@@ -13,6 +13,12 @@ import Testing
 /// ```swift
 /// assertEquivalent(try FormSnapshot(newRequest), try FormSnapshot(contentsOfCapture: legacyCapture))
 /// ```
+/// - Parameters:
+///   - lhs: the first snapshot (a failure to make it fails the test).
+///   - rhs: the second snapshot.
+///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+///   - file: the file the failure is reported in.
+///   - line: the line the failure is reported at.
 public func assertEquivalent(
     _ lhs: @autoclosure () throws -> FormSnapshot, _ rhs: @autoclosure () throws -> FormSnapshot,
     tolerating tolerance: FormSnapshotTolerance = .default,
@@ -34,6 +40,12 @@ public func assertEquivalent(
 /// boundary may differ). Use it in `#expect(snapshotsMatch(a, b))`; when they differ inside a
 /// test, an issue with the field-by-field differences is recorded as well, so the failure says
 /// what differs.
+/// - Parameters:
+///   - lhs: the first snapshot.
+///   - rhs: the second snapshot.
+///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+///   - sourceLocation: where the issue is recorded when they differ.
+/// - Returns: whether they are equivalent.
 public func snapshotsMatch(
     _ lhs: FormSnapshot, _ rhs: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default,
     sourceLocation: SourceLocation = #_sourceLocation
@@ -45,6 +57,11 @@ public func snapshotsMatch(
 }
 #else
 /// Whether `lhs` and `rhs` are equivalent under `tolerance` (by default only the boundary may differ).
+/// - Parameters:
+///   - lhs: the first snapshot.
+///   - rhs: the second snapshot.
+///   - tolerance: the differences allowed (``FormSnapshotTolerance/default``: the boundary).
+/// - Returns: whether they are equivalent.
 public func snapshotsMatch(_ lhs: FormSnapshot, _ rhs: FormSnapshot, tolerating tolerance: FormSnapshotTolerance = .default) -> Bool {
     lhs.matches(rhs, tolerating: tolerance)
 }

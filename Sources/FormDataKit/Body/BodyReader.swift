@@ -32,6 +32,11 @@ public final class BodyReader {
 
     /// Copies up to `buffer.count` bytes of the next chunk into `buffer` and returns how many;
     /// 0 at the end of the body.
+    /// - Parameter buffer: where the bytes go; a chunk never spans two segments, nor is a file read
+    ///   in pieces larger than the reader's chunk size.
+    /// - Returns: the number of bytes copied; 0 only at the end of the body.
+    /// - Throws: ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` when a file is not the
+    ///   size recorded when the body was built, or the file errors of opening and reading it.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard buffer.count > 0 else { return 0 }
         var index = started ? segmentIndex : 0

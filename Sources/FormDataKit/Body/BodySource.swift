@@ -13,6 +13,11 @@ public struct FileRange: Sendable, Equatable {
     public let expectedFileSize: UInt64
 
     /// A range of `length` bytes from `offset` of the file at `path`, whose size is `expectedFileSize`.
+    /// - Parameters:
+    ///   - path: the file's path.
+    ///   - offset: where the range starts in the file (0: the start).
+    ///   - length: how many bytes the range covers.
+    ///   - expectedFileSize: the file's whole size now; another size when the body is read is an error.
     public init(path: String, offset: UInt64 = 0, length: UInt64, expectedFileSize: UInt64) {
         self.path = path
         self.offset = offset
@@ -39,6 +44,10 @@ public struct BodySegment: Sendable, Equatable {
     public let partContentType: String?
 
     /// A segment of `content`, the content of a part typed `partContentType` (nil for structure).
+    /// - Parameters:
+    ///   - content: the bytes, or the file range to read.
+    ///   - partContentType: the `Content-Type` of the form part this is the content of; nil for
+    ///     structure (boundaries, part headers, URL-encoded text).
     public init(_ content: Content, partContentType: String? = nil) {
         self.content = content
         self.partContentType = partContentType
@@ -64,6 +73,7 @@ public struct BodySource: Sendable, Equatable {
     public let length: UInt64
 
     /// A body made of `segments`.
+    /// - Parameter segments: the segments, in body order; the length is their sum.
     public init(segments: [BodySegment]) {
         self.segments = segments
         self.length = segments.reduce(0) { $0 + $1.length }
@@ -78,6 +88,8 @@ public struct BodySource: Sendable, Equatable {
     }
 
     /// A reader over the body's bytes, in order.
+    /// - Parameter chunkSize: the largest piece read from a file at a time (1 MiB by default).
+    /// - Returns: a new reader at the start of the body (one per task: a reader is not thread-safe).
     public func makeReader(chunkSize: Int = BodyReader.defaultChunkSize) -> BodyReader {
         BodyReader(source: self, chunkSize: chunkSize)
     }

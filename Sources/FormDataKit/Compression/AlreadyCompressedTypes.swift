@@ -47,6 +47,8 @@ public enum AlreadyCompressedTypes {
     ]
 
     /// Whether `contentType` (parameters allowed, any case) is in the list.
+    /// - Parameter contentType: a part's `Content-Type`, e.g. `image/jpeg; name=x`.
+    /// - Returns: true for types whose content is already compressed (stored, not deflated again).
     public static func contains(_ contentType: String) -> Bool {
         let bare =
             contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)

@@ -11,6 +11,8 @@ public enum DataCompressor {
     /// Compresses `data` into one gzip stream (`+[ASIDataCompressor compressData:error:]`).
     ///
     /// - Throws: ``FormDataError/compressionFailed(code:message:)`` when zlib fails.
+    /// - Parameter data: the bytes to compress.
+    /// - Returns: a gzip stream (zlib level 6) that inflates to `data`.
     public static func compressData(_ data: Data) throws -> Data {
         let deflater = try GzipDeflater()
         var out = Data()
@@ -35,6 +37,9 @@ public enum DataCompressor {
     ///   when the source changes size while it is read, ``FormDataError/fileUnwritable(path:errno:)``
     ///   when the destination cannot be written, ``FormDataError/compressionFailed(code:message:)``
     ///   when zlib fails.
+    /// - Parameters:
+    ///   - source: the path of the file to compress.
+    ///   - destination: the path of the gzip file to write (replaced atomically; may be `source`).
     public static func compressDataFromFile(_ source: String, toFile destination: String) throws {
         let size = try FileInspection.regularFileSize(at: source)
         let body = BodySource(segments: [

@@ -100,6 +100,10 @@ public struct UnderlyingError: Sendable, Equatable, CustomStringConvertible {
     public let message: String
 
     /// An underlying error with the given domain, code and message.
+    /// - Parameters:
+    ///   - domain: the error domain (`NSURLErrorDomain`, `NSPOSIXErrorDomain`, `HTTP`, `FormDataKit`).
+    ///   - code: the code within `domain`.
+    ///   - message: a human-readable description.
     public init(domain: String, code: Int, message: String) {
         self.domain = domain
         self.code = code
@@ -107,6 +111,7 @@ public struct UnderlyingError: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The domain, code and message of any error (bridged through `NSError`).
+    /// - Parameter error: any error; a ``FormDataError`` keeps its full description as the message.
     public init(_ error: any Error) {
         let ns = error as NSError
         // A FormDataError's localizedDescription is ASI's short text; keep its details.

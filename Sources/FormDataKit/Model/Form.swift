@@ -8,6 +8,9 @@ public struct FormValueField: Sendable, Equatable {
     public var value: String
 
     /// A value field named `name` holding `value`.
+    /// - Parameters:
+    ///   - name: the field's name.
+    ///   - value: the field's value, already rendered as text.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -70,22 +73,30 @@ public struct Form: Sendable, Equatable {
     public var isEmpty: Bool { values.isEmpty && files.isEmpty }
 
     /// Appends a value field.
+    /// - Parameters:
+    ///   - value: the value, as text.
+    ///   - name: the field's name (duplicates allowed).
     public mutating func addValue(_ value: String, forName name: String) {
         values.append(FormValueField(name: name, value: value))
     }
 
     /// Removes every value field named `name`, then appends this one.
+    /// - Parameters:
+    ///   - value: the value, as text.
+    ///   - name: the field's name.
     public mutating func setValue(_ value: String, forName name: String) {
         values.removeAll { $0.name == name }
         addValue(value, forName: name)
     }
 
     /// Appends a file field.
+    /// - Parameter field: the file or data field (duplicate names allowed).
     public mutating func addFile(_ field: FormFileField) {
         files.append(field)
     }
 
     /// Removes every file field named `field.name`, then appends `field`.
+    /// - Parameter field: the file or data field that replaces every file field of its name.
     public mutating func setFile(_ field: FormFileField) {
         files.removeAll { $0.name == field.name }
         addFile(field)

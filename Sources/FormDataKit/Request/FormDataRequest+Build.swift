@@ -66,6 +66,7 @@ extension FormDataRequest {
     }
 
     /// Appends `data` to the raw body (ASIHTTPRequest's `appendPostData:`); see ``postBody``.
+    /// - Parameter data: the bytes to add at the end of the raw body.
     public func appendPostData(_ data: Data) {
         state.withLock { state in
             state.rawBody = (state.rawBody ?? []) + [.bytes(data)]
@@ -78,6 +79,7 @@ extension FormDataRequest {
     /// send (``FormDataError/fileChanged(path:expectedSize:actualSize:)``).
     /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
     ///   at once, as ``addFile(_:forKey:)`` does.
+    /// - Parameter path: the file whose contents are added at the end of the raw body.
     public func appendPostDataFromFile(_ path: String) throws(FormDataError) {
         _ = try FileInspection.regularFileSize(at: path)
         state.withLock { state in

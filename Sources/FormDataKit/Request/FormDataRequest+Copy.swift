@@ -7,6 +7,7 @@ extension FormDataRequest {
     /// set, settings, transport, delegate and blocks — what ported retry code expects of
     /// ASIHTTPRequest's `copy`. Nothing of a send is copied: the copy builds its own body (never
     /// one with a stale `Content-Length`), and starts with no response or error.
+    /// - Returns: the new request, not sent, with no body built.
     public func copy() -> FormDataRequest {
         var form = state.withLock { $0 }
         form.invalidateBody()
@@ -41,6 +42,8 @@ extension FormDataRequest {
     /// `string` escaped as values are in a URL-encoded body (ASIHTTPRequest's `encodeURL:`): every
     /// byte but `A–Z a–z 0–9 - . _`, in ``stringEncoding``, becomes `%XX`; nil when a character
     /// cannot be represented in that encoding.
+    /// - Parameter string: the text to escape.
+    /// - Returns: the escaped text, or nil when ``stringEncoding`` cannot represent a character of it.
     public func encodeURL(_ string: String) -> String? {
         try? URLFormEncoding.escape(string, encoding: stringEncoding)
     }

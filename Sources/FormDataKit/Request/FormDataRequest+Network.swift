@@ -151,6 +151,9 @@ extension FormDataRequest {
     }
 
     /// Adds a cookie to ``requestCookies``.
+    /// - Parameters:
+    ///   - name: the cookie's name.
+    ///   - value: the cookie's value.
     public func addRequestCookie(name: String, value: String) {
         sending.withLock { $0.settings.network.requestCookies.append(RequestCookie(name: name, value: value)) }
     }

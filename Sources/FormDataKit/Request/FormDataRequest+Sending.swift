@@ -47,6 +47,7 @@ extension FormDataRequest {
     /// Cancelling the calling task cancels the request.
     /// - Throws: ``FormDataError`` in the sending categories (``FormDataError/timedOut(underlying:)``,
     ///   ``FormDataError/cancelled``, ``FormDataError/internalErrorWhileBuilding(underlying:)``…).
+    /// - Returns: the complete response (status, headers, body inflated when it came compressed).
     public func start() async throws(FormDataError) -> FormDataResponse {
         let result: Result<FormDataResponse, FormDataError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

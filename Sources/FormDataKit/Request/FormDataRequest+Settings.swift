@@ -43,6 +43,9 @@ extension FormDataRequest {
     }
 
     /// Sets `Authorization: Basic <base64(username:password)>` on the request headers.
+    /// - Parameters:
+    ///   - username: the user name (UTF-8).
+    ///   - password: the password (UTF-8).
     public func addBasicAuthenticationHeader(withUsername username: String, andPassword password: String) {
         addRequestHeader("Authorization", value: Self.basicAuthorization(username: username, password: password))
     }

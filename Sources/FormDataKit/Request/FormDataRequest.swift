@@ -23,11 +23,14 @@ public final class FormDataRequest: Sendable {
     // MARK: - Creating a request
 
     /// A request to `url`, method `POST`, URL-encoded, UTF-8.
+    /// - Parameter url: where the request goes.
     public init(url: URL) {
         state = Locked(RequestState(url: url))
     }
 
     /// A new request to `url` (ASIHTTPRequest's `+requestWithURL:`).
+    /// - Parameter url: where the request goes.
+    /// - Returns: a new request.
     public class func request(with url: URL) -> FormDataRequest {
         FormDataRequest(url: url)
     }
@@ -181,6 +184,9 @@ public final class FormDataRequest: Sendable {
     }
 
     /// Sets header `header` to `value`, replacing an entry with exactly the same name.
+    /// - Parameters:
+    ///   - header: the header's name (case-sensitive key, as in ASIHTTPRequest).
+    ///   - value: its value; checked for CR, LF and NUL at build and send.
     public func addRequestHeader(_ header: String, value: String) {
         state.withLock { $0.requestHeaders[header] = value }
     }
@@ -189,6 +195,9 @@ public final class FormDataRequest: Sendable {
 
     /// Appends a value field. A nil key is ignored; a nil value is sent empty. The value is sent
     /// as its description: `Bool` → `1`/`0`, numbers plainly, dates as `2026-11-22 03:57:10 +0000`.
+    /// - Parameters:
+    ///   - value: the value; nil is sent empty.
+    ///   - key: the field name; nil adds nothing.
     public func addPostValue(_ value: Any?, forKey key: String?) {
         guard let key else { return }
         let text = PostValueRendering.render(value)
@@ -196,6 +205,9 @@ public final class FormDataRequest: Sendable {
     }
 
     /// Removes every value field named `key`, then appends this one (so it moves to the end).
+    /// - Parameters:
+    ///   - value: the value, rendered as ``addPostValue(_:forKey:)`` renders it; nil is sent empty.
+    ///   - key: the field name; nil changes nothing.
     public func setPostValue(_ value: Any?, forKey key: String?) {
         guard let key else { return }
         let text = PostValueRendering.render(value)
@@ -206,6 +218,10 @@ public final class FormDataRequest: Sendable {
 
     /// Appends the file at `filePath` as a file field, named after its last path component and
     /// typed from its extension. A missing file or a directory throws at once.
+    /// - Parameters:
+    ///   - filePath: the file to send, read when the body is built.
+    ///   - key: the field name.
+    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``.
     public func addFile(_ filePath: String, forKey key: String) throws {
         try addFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
     }
@@ -216,6 +232,12 @@ public final class FormDataRequest: Sendable {
     /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
     /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
     /// sending nothing; add the file again to send its new contents.
+    /// - Parameters:
+    ///   - filePath: the file to send.
+    ///   - fileName: the `filename` sent; nil: the path's last component.
+    ///   - contentType: the part's type; nil: from the extension.
+    ///   - key: the field name.
+    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``.
     public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
@@ -223,11 +245,23 @@ public final class FormDataRequest: Sendable {
     }
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
+    /// - Parameters:
+    ///   - filePath: the file to send.
+    ///   - key: the field name.
+    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    ///   (nothing is removed then).
     public func setFile(_ filePath: String, forKey key: String) throws {
         try setFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
     }
 
     /// Removes every file or data field named `key`, then appends the file at `filePath`.
+    /// - Parameters:
+    ///   - filePath: the file to send.
+    ///   - fileName: the `filename` sent; nil: the path's last component.
+    ///   - contentType: the part's type; nil: from the extension.
+    ///   - key: the field name.
+    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    ///   (nothing is removed then).
     public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
@@ -236,23 +270,39 @@ public final class FormDataRequest: Sendable {
 
     /// Appends `data` as a file field with file name `file` and type `application/octet-stream`.
     /// Nil data is sent as an empty part.
+    /// - Parameters:
+    ///   - data: the bytes; nil sends an empty part.
+    ///   - key: the field name.
     public func addData(_ data: Data?, forKey key: String) {
         addData(data, withFileName: nil, andContentType: nil, forKey: key)
     }
 
     /// Appends `data` as a file field. `fileName` nil → `file`; `contentType` nil →
     /// `application/octet-stream`; nil data → an empty part.
+    /// - Parameters:
+    ///   - data: the bytes; nil sends an empty part.
+    ///   - fileName: the `filename` sent; nil: `file`.
+    ///   - contentType: the part's type; nil: `application/octet-stream`.
+    ///   - key: the field name.
     public func addData(_ data: Data?, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) {
         let field = Self.dataField(data, fileName: fileName, contentType: contentType, key: key)
         mutateBody { $0.form.addFile(field) }
     }
 
     /// Removes every file or data field named `key`, then appends `data`.
+    /// - Parameters:
+    ///   - data: the bytes; nil sends an empty part.
+    ///   - key: the field name.
     public func setData(_ data: Data?, forKey key: String) {
         setData(data, withFileName: nil, andContentType: nil, forKey: key)
     }
 
     /// Removes every file or data field named `key`, then appends `data`.
+    /// - Parameters:
+    ///   - data: the bytes; nil sends an empty part.
+    ///   - fileName: the `filename` sent; nil: `file`.
+    ///   - contentType: the part's type; nil: `application/octet-stream`.
+    ///   - key: the field name.
     public func setData(_ data: Data?, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) {
         let field = Self.dataField(data, fileName: fileName, contentType: contentType, key: key)
         mutateBody { $0.form.setFile(field) }
@@ -265,6 +315,8 @@ public final class FormDataRequest: Sendable {
 
     /// The MIME type for the file at `path` from its extension (case-insensitive): nil when no file
     /// exists there; `application/octet-stream` for no or an unknown extension.
+    /// - Parameter path: the file's path.
+    /// - Returns: the type, or nil when no file exists at `path`.
     public static func mimeType(forFileAtPath path: String) -> String? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return MIMETypes.type(forFileName: path)

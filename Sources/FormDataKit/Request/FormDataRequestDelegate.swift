@@ -25,13 +25,22 @@ public protocol FormDataRequestDelegate: AnyObject, Sendable {
 
 extension FormDataRequestDelegate {
     /// Does nothing.
+    /// - Parameter request: the request that started.
     public func requestStarted(_ request: FormDataRequest) {}
     /// Does nothing.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - responseHeaders: the response's headers.
     public func request(_ request: FormDataRequest, didReceiveResponseHeaders responseHeaders: [String: String]) {}
     /// Does nothing.
+    /// - Parameter request: the request that finished.
     public func requestFinished(_ request: FormDataRequest) {}
     /// Does nothing.
+    /// - Parameter request: the request that failed.
     public func requestFailed(_ request: FormDataRequest) {}
     /// Does nothing.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - bytes: the bytes just sent (negative when a retry starts the body again).
     public func request(_ request: FormDataRequest, didSendBytes bytes: Int64) {}
 }

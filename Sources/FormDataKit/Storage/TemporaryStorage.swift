@@ -69,6 +69,9 @@ public enum TemporaryStorage {
 
     /// This process's private directory, created (and stale ones swept) on first use, and made
     /// anew when the one in use is gone or no longer a private directory of this user.
+    /// - Returns: the directory's path.
+    /// - Throws: ``FormDataError/temporaryFileFailed(path:operation:errno:)`` when it cannot be made
+    ///   or is not safe to use (not a directory of this user with mode 0700).
     public static func directory() throws(FormDataError) -> String {
         let result: Result<String, FormDataError> = state.withLock { state in
             do throws(FormDataError) {
@@ -159,6 +162,9 @@ public enum TemporaryStorage {
     /// Only real directories owned by this user with mode 0700 and a lock file are considered;
     /// a symlink is never followed, a subdirectory never descended into (the directory is then
     /// emptied of its files but kept).
+    /// - Parameter base: the folder whose per-process directories are checked (the temporary
+    ///   directory's `FormDataKit` base unless given).
+    /// - Returns: the paths of the directories removed (or emptied).
     @discardableResult
     public static func sweepStaleDirectories(in base: String = baseDirectory) -> [String] {
         let baseFD = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -187,6 +193,7 @@ public enum TemporaryStorage {
 
     /// The paths of the files currently in this process's directory (for tests and diagnostics;
     /// the lock file is not listed).
+    /// - Returns: absolute paths, in no particular order; empty before the first temporary file.
     public static func currentFiles() -> [String] {
         state.withLock { state in
             guard let owned = state.owned else { return [] }

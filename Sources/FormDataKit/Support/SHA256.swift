@@ -25,6 +25,8 @@ public struct SHA256: Sendable {
     public init() { pending.reserveCapacity(64) }
 
     /// The hex SHA-256 of `data`.
+    /// - Parameter data: the bytes to hash.
+    /// - Returns: 64 lowercase hexadecimal digits.
     public static func hex<D: DataProtocol>(_ data: D) -> String {
         var hash = SHA256()
         hash.update(data)
@@ -32,6 +34,7 @@ public struct SHA256: Sendable {
     }
 
     /// Adds `data` to the hash.
+    /// - Parameter data: the next bytes of the message.
     public mutating func update<D: DataProtocol>(_ data: D) {
         for region in data.regions {
             region.withUnsafeBytes { update(bytes: $0) }
@@ -39,6 +42,7 @@ public struct SHA256: Sendable {
     }
 
     /// Adds raw bytes to the hash.
+    /// - Parameter bytes: the next bytes of the message.
     public mutating func update(bytes: UnsafeRawBufferPointer) {
         length &+= UInt64(bytes.count)
         var index = 0

@@ -19,6 +19,12 @@ public struct FormDataResponse: Sendable, Equatable {
     public var authentication = AuthenticationOutcome()
 
     /// A response with the given parts.
+    /// - Parameters:
+    ///   - statusCode: the HTTP status code.
+    ///   - headers: the response headers (a repeated name joined with `, `).
+    ///   - body: the body, decoded when it came with a `Content-Encoding`.
+    ///   - reasonPhrase: the server's own reason phrase, when the transport saw the status line.
+    ///   - url: the URL the response came from (after redirects), when known.
     public init(statusCode: Int, headers: [String: String], body: Data, reasonPhrase: String? = nil, url: URL? = nil) {
         self.statusCode = statusCode
         self.headers = headers
@@ -34,6 +40,8 @@ public struct FormDataResponse: Sendable, Equatable {
     }
 
     /// The value of header `name`, compared case-insensitively.
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value, or nil when the response has no such header.
     public func header(_ name: String) -> String? {
         TransportResponseHead(statusCode: statusCode, headers: headers).header(name)
     }

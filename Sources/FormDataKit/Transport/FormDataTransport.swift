@@ -148,6 +148,13 @@ public struct TransportRequest: Sendable, Equatable {
     public var network = NetworkOptions()
 
     /// A request with all its parts.
+    /// - Parameters:
+    ///   - url: where to send it.
+    ///   - method: the HTTP method, as it goes out.
+    ///   - headers: the header fields in order (a `Content-Length` among them is ignored).
+    ///   - body: the body, in a form the transport takes (see ``FormDataTransport/acceptedBodyForms``).
+    ///   - timeoutInterval: seconds without progress before ``FormDataError/timedOut(underlying:)``;
+    ///     0 or less: none.
     public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
         self.url = url
         self.method = method
@@ -157,6 +164,8 @@ public struct TransportRequest: Sendable, Equatable {
     }
 
     /// The value of header `name` (compared case-insensitively), or nil.
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value (the last one set, for a request), or nil when there is none.
     public func header(_ name: String) -> String? {
         headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
@@ -184,6 +193,10 @@ public struct TransportResponseHead: Sendable, Equatable {
     public var reasonPhrase: String?
 
     /// A head with `statusCode`, `headers` and the server's `reasonPhrase` if known.
+    /// - Parameters:
+    ///   - statusCode: the HTTP status code.
+    ///   - headers: the response headers.
+    ///   - reasonPhrase: the server's own reason phrase, nil when the transport does not see it.
     public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil) {
         self.statusCode = statusCode
         self.headers = headers
@@ -198,6 +211,8 @@ public struct TransportResponseHead: Sendable, Equatable {
     }
 
     /// The value of header `name`, compared case-insensitively.
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value (the last one set, for a request), or nil when there is none.
     public func header(_ name: String) -> String? {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }

@@ -14,6 +14,10 @@ public struct NetworkOptions: Sendable, Equatable {
         public var domain: String?
 
         /// Credentials for `user`.
+        /// - Parameters:
+        ///   - user: the user name.
+        ///   - password: the password.
+        ///   - domain: the NTLM domain, nil for none.
         public init(user: String, password: String, domain: String? = nil) {
             self.user = user
             self.password = password
@@ -47,6 +51,11 @@ public struct NetworkOptions: Sendable, Equatable {
         public var credentials: Credentials?
 
         /// A proxy at `host`:`port`.
+        /// - Parameters:
+        ///   - host: the proxy's host name or address.
+        ///   - port: the proxy's port.
+        ///   - type: HTTP (the default) or SOCKS5.
+        ///   - credentials: for a proxy that asks for them; nil for none.
         public init(host: String, port: Int, type: ProxyType = .http, credentials: Credentials? = nil) {
             self.host = host
             self.port = port
@@ -81,6 +90,11 @@ public struct NetworkOptions: Sendable, Equatable {
         public var password: String?
 
         /// A client certificate read from `path`.
+        /// - Parameters:
+        ///   - path: the certificate file.
+        ///   - format: PEM (the default) or PKCS#12.
+        ///   - keyPath: the private key's file when it is not in `path` (PEM only).
+        ///   - password: the key's or the PKCS#12 file's password, nil for none.
         public init(path: String, format: Format = .pem, keyPath: String? = nil, password: String? = nil) {
             self.path = path
             self.format = format
@@ -132,6 +146,9 @@ public struct RequestCookie: Sendable, Equatable {
     public var value: String
 
     /// The cookie `name=value`.
+    /// - Parameters:
+    ///   - name: the cookie's name.
+    ///   - value: the cookie's value, sent as it is.
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -149,6 +166,10 @@ public struct AuthenticationOutcome: Sendable, Equatable {
     public var retryCount: Int
 
     /// An outcome with the given parts.
+    /// - Parameters:
+    ///   - scheme: the scheme that was answered (`Basic`, `Digest`, `NTLM`), nil when none was.
+    ///   - realm: the realm the server named, nil when none.
+    ///   - retryCount: how many times the request was sent again to answer a challenge.
     public init(scheme: String? = nil, realm: String? = nil, retryCount: Int = 0) {
         self.scheme = scheme
         self.realm = realm

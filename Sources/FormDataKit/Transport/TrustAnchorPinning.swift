@@ -19,6 +19,10 @@ public struct TrustAnchorPinning: Sendable, Equatable {
 
     /// Trust `certificates` only (none: the system store), checking the host name unless
     /// `validatesDomainName` is false, and verifying nothing when `allowsInvalidCertificates`.
+    /// - Parameters:
+    ///   - certificates: the trusted certificates, PEM or DER; empty: the system's trust store.
+    ///   - validatesDomainName: whether the server's certificate must name the host (true by default).
+    ///   - allowsInvalidCertificates: whether to accept any certificate (false by default; tests only).
     public init(certificates: [Data], validatesDomainName: Bool = true, allowsInvalidCertificates: Bool = false) {
         self.certificates = certificates
         self.validatesDomainName = validatesDomainName

@@ -78,6 +78,10 @@ public final class URLSessionTransport: FormDataTransport {
     }
 
     /// Starts `request` on the session; see ``FormDataTransport/start(_:observer:)``.
+    /// - Parameters:
+    ///   - request: what to send; a segment body is read into memory or spooled (see ``BodyDelivery``).
+    ///   - observer: told of progress, the response head and the completion, on the session's queue.
+    /// - Returns: a task that cancels the upload.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method

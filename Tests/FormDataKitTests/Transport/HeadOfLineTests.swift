@@ -10,20 +10,7 @@ struct HeadOfLineTests {
 
     /// The streaming transports, each a fresh instance. (URLSession on Linux cannot pass: see
     /// the README's transport table.)
-    enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case curl
-        case asyncHTTPClient
-        var testDescription: String { rawValue }
-
-        /// The kinds this test target runs (curl here, AsyncHTTPClient in its own target).
-        static var allCases: [Kind] {
-            #if ASYNC_HTTP_CLIENT_TESTS
-            return [.asyncHTTPClient]
-            #else
-            return [.curl]
-            #endif
-        }
-    }
+    typealias Kind = StreamingTransportKind
 
     @Test(
         "while one upload is stalled by its server and another is cancelled mid-body, 20 small uploads each finish in under 2 s",

@@ -10,21 +10,7 @@ import Testing
 @Suite("HTTPS on loopback: trust-anchor pinning through the curl and AsyncHTTPClient transports")
 struct TLSPinningTests {
     /// The transports that take trust anchors.
-    enum Kind: String, CaseIterable, CustomTestStringConvertible {
-        case curl
-        case asyncHTTPClient
-        var testDescription: String { rawValue }
-
-        /// The kinds this test target runs (this file is also compiled into
-        /// FormDataKitAsyncHTTPClientTests, which runs AsyncHTTPClient's).
-        static var allCases: [Kind] {
-            #if ASYNC_HTTP_CLIENT_TESTS
-            return [.asyncHTTPClient]
-            #else
-            return [.curl]
-            #endif
-        }
-    }
+    typealias Kind = StreamingTransportKind
 
     /// Sends a small form to `url` through a `kind` transport trusting only `pinned` and returns
     /// the outcome. The transport is shut down afterwards.

@@ -39,6 +39,23 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
     var testDescription: String { rawValue }
 }
 
+/// The transports that stream bodies and take trust anchors, for suites that make a fresh
+/// instance of each: curl in FormDataKitTests, AsyncHTTPClient in its own target.
+enum StreamingTransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case curl
+    case asyncHTTPClient
+    var testDescription: String { rawValue }
+
+    /// The kinds this test target runs.
+    static var allCases: [StreamingTransportKind] {
+        #if ASYNC_HTTP_CLIENT_TESTS
+        return [.asyncHTTPClient]
+        #else
+        return [.curl]
+        #endif
+    }
+}
+
 extension TransportTestSupport {
     /// `AsyncHTTPClientTransport.shared` (only in FormDataKitAsyncHTTPClientTests).
     static var sharedAsyncHTTPClient: any FormDataTransport {

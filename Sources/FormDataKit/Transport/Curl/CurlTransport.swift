@@ -67,6 +67,16 @@ public final class CurlTransport: FormDataTransport {
         public var cookieJarFile: String?
 
         /// A configuration; every argument has the default described on its property.
+        /// - Parameters:
+        ///   - connectTimeout: seconds to connect before a connection failure (30).
+        ///   - followsRedirects: whether redirects are followed, ASIHTTPRequest's way (true).
+        ///   - maximumRedirects: how many redirects before ``FormDataError/tooMuchRedirection(underlying:)`` (5).
+        ///   - sendsExpectContinue: whether bodies wait for `100 Continue` (false, as ASIHTTPRequest).
+        ///   - maximumConnectionsPerHost: the most connections to one host at once; 0: no limit.
+        ///   - uploadBufferSize: the largest upload buffer of a send (512 KiB; a send gets a sixteenth of
+        ///     its body, between 64 KiB and this).
+        ///   - trust: the trust anchors every send of this transport uses, nil for the system's.
+        ///   - cookieJarFile: a file the transport's cookie jar is read from and written to, nil for none.
         public init(
             connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
             sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
@@ -103,6 +113,7 @@ public final class CurlTransport: FormDataTransport {
     let cookieJar: CurlCookieJar?
 
     /// A transport with its own libcurl multi handle and thread (started by the first send).
+    /// - Parameter configuration: timeouts, redirects, connection limits, trust and cookie jar file.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.eventLoop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
@@ -135,6 +146,10 @@ public final class CurlTransport: FormDataTransport {
     public var answersAuthenticationChallenges: Bool { true }
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
+    /// - Parameters:
+    ///   - request: what to send; a segment body is streamed from its parts.
+    ///   - observer: told of progress, the response head and the completion, on the transport's thread.
+    /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
         if let reason = CurlLibrary.loadError {
