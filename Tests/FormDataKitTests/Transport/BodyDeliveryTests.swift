@@ -91,6 +91,23 @@ struct BodyDeliveryTests {
         try request.buildPostBody()
         #expect(request.requestHeaders["Content-Length"] == "8")
         #expect(request.requestMethod == "POST")
+        // The caller's own Content-Type: the form's wins while the form sets one (as in ASI);
+        // a raw body sets none, so the caller's comes back.
+        request.addRequestHeader("Content-Type", value: "application/json")
+        try request.buildPostBody()
+        #expect(request.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
+        let json = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+        json.addRequestHeader("Content-Type", value: "application/json")
+        json.setPostValue("v", forKey: "k")
+        try json.buildPostBody()
+        #expect(json.requestHeaders["Content-Type"] == "application/x-www-form-urlencoded; charset=utf-8")
+        json.postBody = Data("{}".utf8)
+        #expect(throws: FormDataError.rawBodyWithFormFields(field: "k")) { try json.buildPostBody() }
+        let raw = FormDataRequest(url: URL(string: "http://127.0.0.1/x")!)
+        raw.addRequestHeader("Content-Type", value: "application/json")
+        raw.postBody = Data("{}".utf8)
+        try raw.buildPostBody()
+        #expect(raw.requestHeaders == ["Content-Type": "application/json", "Content-Length": "2"])
     }
     #endif
 
