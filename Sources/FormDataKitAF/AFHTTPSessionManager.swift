@@ -380,19 +380,31 @@ open class AFHTTPSessionManager: @unchecked Sendable {
 
     private func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
         let observer = observer(for: task, handlers: handlers)
-        var prepared: AFPreparedRequest
+        let prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(
                 task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
                 for: transport,
                 compressing: requestSerializer.shouldCompressRequestBody)
-            try applySecurityPolicy(to: &prepared.request)
         } catch {
             observer.fail(error)
             return
         }
-        observer.keep(prepared.spooledBody)
-        task.attach(transport.start(prepared.request, observer: observer))
+        var request = prepared.request
+        do {
+            try applySecurityPolicy(to: &request)
+        } catch {
+            prepared.spooledBody?.remove()
+            observer.fail(error)
+            return
+        }
+        let bodyLength = request.body.length
+        // The driver owns the spooled (or compressed) body file and removes it when the send ends.
+        let driver = SendDriver(request: request, transport: transport, bodyFile: prepared.spooledBody) { event in
+            observer.handle(event, bodyLength: bodyLength)
+        }
+        task.attach(driver)
+        driver.start()
     }
 
     /// Puts ``securityPolicy``'s checks into `request` (curl transport); with another transport,

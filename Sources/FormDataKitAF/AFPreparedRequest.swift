@@ -42,8 +42,8 @@ struct AFPreparedRequest {
         if let stream = urlRequest.httpBodyStream as? AFMultipartBodyStream {
             source = stream.bodySource
             // AF's throttleBandwidth(withPacketSize:delay:), as a bytes-per-second limit the
-            // transport applies (CurlTransport; the others do not limit).
-            if stream.delay > 0 {
+            // transport applies (CurlTransport; the others do not limit, as before).
+            if stream.delay > 0, transport.capabilities.contains(.bandwidthLimit) {
                 uploadLimit = UInt64(max(1, (Double(stream.numberOfBytesInPacket) / stream.delay).rounded()))
             }
         } else if let stream = urlRequest.httpBodyStream {

@@ -12,16 +12,18 @@ struct AFTaskHandlers: Sendable {
     var failure: AFHTTPSessionManager.Failure?
 }
 
-/// Receives the transport's reports for one task: updates its progress, decodes the response
-/// with the response serializer, removes the spooled body, and calls success or failure once.
-final class AFTaskObserver: TransportObserver, @unchecked Sendable {
+/// Receives the send driver's events for one task: updates its progress, decodes the response
+/// with the response serializer, and calls success or failure once. (The driver removes the
+/// task's temporary body file when the send ends.)
+final class AFTaskObserver: @unchecked Sendable {
+    // `@unchecked`: the Progress objects are touched only from the driver's events, one at a time.
     private let task: AFHTTPSessionDataTask
     private let handlers: AFTaskHandlers
     private let responseSerializer: AFHTTPResponseSerializer
     private let completionQueue: DispatchQueue
     private let uploadProgress = Progress(totalUnitCount: 0)
     private let downloadProgress = Progress(totalUnitCount: 0)
-    private let spooled = Locked<TemporaryFile?>(nil)
+    private let sentSoFar = Locked<Int64>(0)
 
     init(
         task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue
@@ -32,42 +34,40 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
         self.completionQueue = completionQueue
     }
 
-    /// Keeps `file` (the spooled body) until the task ends.
-    func keep(_ file: TemporaryFile?) {
-        spooled.withLock { $0 = file }
-    }
-
-    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
-        uploadProgress.totalUnitCount = totalBytesExpected > 0 ? totalBytesExpected : totalBytesSent
-        uploadProgress.completedUnitCount = totalBytesSent
-        handlers.uploadProgress?(uploadProgress)
-    }
-
-    func transportDidReceiveResponse(_ head: TransportResponseHead) {}
-
-    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
-        spooled.withLock {
-            $0?.remove()
-            $0 = nil
-        }
-        switch result {
-        case .failure(let error):
-            fail(error)
-        case .success(let response):
-            let url = task.originalRequest.url ?? URL(fileURLWithPath: "/")
-            let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers)
-            let count = Int64(response.body.count)
-            downloadProgress.totalUnitCount = count
-            downloadProgress.completedUnitCount = count
-            handlers.downloadProgress?(downloadProgress)
-            do {
-                let object = ResponseObject(value: try responseSerializer.responseObject(for: http, data: response.body))
-                task.complete(response: http, error: nil)
-                deliver { [task, handlers] in handlers.success?(task, object.value) }
-            } catch {
-                task.complete(response: http, error: error)
-                deliver { [task, handlers] in handlers.failure?(task, error) }
+    /// One event of the task's send (in order, one at a time); `bodyLength`: the body's size.
+    func handle(_ event: SendDriver.Event, bodyLength: UInt64) {
+        switch event {
+        case .progress(let delta):
+            let total = sentSoFar.withLock { sent -> Int64 in
+                sent = max(0, delta < 0 ? 0 : sent + delta)
+                return sent
             }
+            uploadProgress.totalUnitCount = bodyLength > 0 ? Int64(clamping: bodyLength) : total
+            uploadProgress.completedUnitCount = total
+            handlers.uploadProgress?(uploadProgress)
+        case .retrying, .responseHead:
+            break
+        case .finished(.failure(let error), _):
+            fail(error)
+        case .finished(.success(let response), _):
+            complete(with: response)
+        }
+    }
+
+    private func complete(with response: FormDataResponse) {
+        let url = task.originalRequest.url ?? URL(fileURLWithPath: "/")
+        let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers)
+        let count = Int64(response.body.count)
+        downloadProgress.totalUnitCount = count
+        downloadProgress.completedUnitCount = count
+        handlers.downloadProgress?(downloadProgress)
+        do {
+            let object = ResponseObject(value: try responseSerializer.responseObject(for: http, data: response.body))
+            task.complete(response: http, error: nil)
+            deliver { [task, handlers] in handlers.success?(task, object.value) }
+        } catch {
+            task.complete(response: http, error: error)
+            deliver { [task, handlers] in handlers.failure?(task, error) }
         }
     }
 
@@ -76,10 +76,6 @@ final class AFTaskObserver: TransportObserver, @unchecked Sendable {
     /// whichever transport sent the request; other errors as they are.
     func fail(_ error: any Error) {
         let error: any Error = (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
-        spooled.withLock {
-            $0?.remove()
-            $0 = nil
-        }
         task.complete(response: nil, error: error)
         deliver { [task, handlers] in handlers.failure?(task, error) }
     }

@@ -19,13 +19,11 @@ import NIOSSL
 ///   in ``FormDataError/internalErrorWhileBuilding(underlying:)``, as for a spooled body).
 /// - A body in memory or in a file (a compressed body) goes out with its exact length too.
 /// - Progress counts the bytes handed to the client, which may run ahead of the bytes on the
-///   wire by about one chunk plus the socket buffers; the last chunk is reported only once the
-///   response head has arrived, so progress reaches 1.0 after the server answered.
-/// - ``TransportRequest/timeoutInterval`` is an idle timeout: a send with no body chunk handed
-///   over and no response byte received for that long fails with
-///   ``FormDataError/timedOut(underlying:)``.
+///   wire by about one chunk plus the socket buffers (the send driver holds the last byte back
+///   until the response head has arrived, so progress reaches 1.0 after the server answered).
+/// - One exchange per ``start(_:observer:)``: the send driver times sends out, follows
+///   redirects (``redirectPolicy``) and inflates a gzip response body as it arrives.
 /// - Cancelling the task aborts the upload.
-/// - A gzip response body is inflated, as ``URLSessionTransport`` does.
 ///
 /// Create one transport for the life of the process (or use ``shared``) and call ``shutdown()``
 /// when done with a transport you created.
@@ -130,18 +128,21 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     /// streams from the parts.
     public var acceptedBodyForms: TransportBodyForms { .all }
 
+    /// None: the body arrives as it was sent (the send driver inflates gzip); TLS settings are the
+    /// client's (``Configuration/tlsConfiguration``), not per request.
+    public var capabilities: TransportCapabilities { [] }
+
+    /// ASIHTTPRequest's rules when ``Configuration/followsRedirects``; nil otherwise.
+    public var redirectPolicy: RedirectPolicy? { configuration.followsRedirects ? RedirectPolicy() : nil }
+
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     /// - Parameters:
     ///   - request: what to send; a segment body is streamed from its parts.
     ///   - observer: told of progress, the response head and the completion.
     /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        let send = Send(
-            request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO,
-            followsRedirects: configuration.followsRedirects)
-        let client = self.client
-        let task = Task.detached { await send.run(on: client) }
-        send.attach(task)
+        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO)
+        send.run(on: client)
         return AsyncHTTPClientTransportTask(send: send)
     }
 }
@@ -153,298 +154,121 @@ struct AsyncHTTPClientTransportTask: TransportTask {
     func cancel() { send.cancel() }
 }
 
-/// One send: builds the AsyncHTTPClient request, watches for idleness, reports to the observer.
+/// One exchange on AsyncHTTPClient's delegate API: everything runs on NIO's event loops and the
+/// transport's file-reading thread, never on the Swift concurrency pool (a busy pool cannot
+/// delay a send, or make it look idle).
 final class Send: @unchecked Sendable {
-    // `@unchecked`: the mutable fields are touched only under `lock`; observer calls are made
-    // under `observerLock`, one at a time.
+    // `@unchecked`: the mutable fields are touched only under `lock`.
     private let request: TransportRequest
     private let observer: any TransportObserver
     private let chunkSize: Int
     private let fileIO: NIOThreadPool
-    private let followsRedirects: Bool
     private let lock = NSLock()
-    private let observerLock = NSLock()
-    private var task: Task<Void, Never>?
+    private var task: HTTPClient.Task<Void>?
     private var cancelled = false
-    private var timedOut = false
     private var bodyError: FormDataError?
-    private var lastActivity = ContinuousClock.now
     private var handedOver: Int64 = 0
-    private var reported: Int64 = 0
-    private var headReceived = false
-    private var completed = false
 
-    init(
-        request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool,
-        followsRedirects: Bool
-    ) {
+    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool) {
         self.request = request
-        self.followsRedirects = followsRedirects
         self.observer = observer
         self.chunkSize = chunkSize
         self.fileIO = fileIO
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
-    }
-
-    private func report(_ body: () -> Void) {
-        observerLock.lock()
-        defer { observerLock.unlock() }
-        body()
-    }
-
-    func attach(_ task: Task<Void, Never>) {
-        let cancelNow = locked { () -> Bool in
-            self.task = task
-            return cancelled
-        }
-        if cancelNow { task.cancel() }
-    }
-
     func cancel() {
-        let task = locked { () -> Task<Void, Never>? in
+        let task = lock.withLock { () -> HTTPClient.Task<Void>? in
             cancelled = true
             return self.task
         }
         task?.cancel()
     }
 
-    private func touch() { locked { lastActivity = .now } }
-
     var totalLength: Int64 { Int64(clamping: request.body.length) }
 
     // MARK: - Running
 
-    func run(on client: HTTPClient) async {
-        // Idle time counts from when the send runs: waiting for the concurrency pool to start
-        // this task is not the server's silence.
-        touch()
-        let result: Result<FormDataResponse, FormDataError>
+    /// Starts the exchange; the observer hears the response as it arrives (the body as it was
+    /// sent: the send driver inflates a gzip body) and then the end.
+    func run(on client: HTTPClient) {
+        let built: HTTPClient.Request
         do {
-            result = try await withThrowingTaskGroup(of: Result<FormDataResponse, FormDataError>?.self) { group in
-                group.addTask { try await .success(self.executeFollowingRedirects(on: client)) }
-                if request.timeoutInterval > 0 {
-                    group.addTask {
-                        try await self.watchdog()
-                        return nil
-                    }
-                }
-                defer { group.cancelAll() }
-                while let outcome = try await group.next() {
-                    if let outcome { return outcome }
-                }
-                return .failure(.cancelled)
-            }
-        } catch let error as FormDataError {
-            result = .failure(error)
+            built = try makeRequest()
         } catch {
-            result = .failure(map(error))
+            observer.transportDidFinish(.unableToCreateRequest(underlying: UnderlyingError(error)))
+            return
         }
-        finish(with: result)
-    }
-
-    private func finish(with outcome: Result<FormDataResponse, FormDataError>) {
-        var outcome = outcome
-        let (wasCancelled, wasTimedOut, fileError) = locked { (cancelled, timedOut, bodyError) }
-        if case .failure = outcome {
-            if let fileError {
-                outcome = .failure(Self.sendingCategory(fileError))
-            } else if wasTimedOut {
-                outcome = .failure(
-                    .timedOut(
-                        underlying: UnderlyingError(
-                            domain: "FormDataKit", code: 0,
-                            message: "No bytes sent or received for \(request.timeoutInterval) s")))
-            } else if wasCancelled {
-                outcome = .failure(.cancelled)
+        let delegate = ResponseDelegate(observer: observer)
+        let task = client.execute(request: built, delegate: delegate, deadline: nil)
+        let cancelNow = lock.withLock { () -> Bool in
+            self.task = task
+            return cancelled
+        }
+        if cancelNow { task.cancel() }
+        task.futureResult.whenComplete { [self] result in
+            var failure: FormDataError?
+            let (wasCancelled, fileError) = lock.withLock { () -> (Bool, FormDataError?) in
+                self.task = nil
+                return (cancelled, bodyError)
             }
-        }
-        report {
-            guard !completed else { return }
-            completed = true
-            observer.transportDidComplete(outcome)
-        }
-    }
-
-    /// Fails the send once nothing moved for the request's timeout.
-    private func watchdog() async throws {
-        let limit = Duration.nanoseconds(Int64(min(request.timeoutInterval, 3e8) * 1e9))  // ∞ or 1e10: no trap
-        while true {
-            let idle = ContinuousClock.now - locked { lastActivity }
-            if idle >= limit {
-                locked { timedOut = true }
-                throw HTTPClientError.deadlineExceeded
+            // A server may answer before the whole body was sent: the response is complete even
+            // though the upload was stopped.
+            if case .failure(let error) = result, !delegate.responseComplete.current {
+                failure = fileError.map(Self.sendingCategory) ?? (wasCancelled ? .cancelled : map(error))
             }
-            try await Task.sleep(for: limit - idle)
+            observer.transportDidFinish(failure)
         }
     }
 
-    /// Sends the request, and again to where a redirect points (RedirectPolicy's rules).
-    private func executeFollowingRedirects(on client: HTTPClient) async throws -> FormDataResponse {
-        let policy = RedirectPolicy()
-        var current = request
-        var redirects = 0
-        while true {
-            switch try await execute(makeRequest(current), for: current, on: client) {
-            case .response(var response):
-                response.url = current.url
-                return response
-            case .redirect(let statusCode, let location):
-                switch policy.decide(after: current, statusCode: statusCode, location: location, redirectsSoFar: redirects) {
-                case .deliver:
-                    throw FormDataError.connectionFailure(
-                        underlying: UnderlyingError(
-                            domain: "FormDataKit", code: statusCode, message: "A redirect without a usable Location"))
-                case .refuse(let error):
-                    throw error
-                case .follow(let next):
-                    current = next
-                    redirects += 1
-                }
-            }
-        }
-    }
-
-    /// What one exchange ended with.
-    private enum Exchange {
-        case response(FormDataResponse)
-        case redirect(statusCode: Int, location: URL?)
-    }
-
-    private func makeRequest(_ request: TransportRequest) throws(FormDataError) -> HTTPClientRequest {
-        try RequestHeaderValidation.requireValid(request.headers)
-        var built = HTTPClientRequest(url: request.url.absoluteString)
-        built.method = HTTPMethod(rawValue: request.method)
+    private func makeRequest() throws -> HTTPClient.Request {
+        var headers = HTTPHeaders()
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
-            built.headers.add(name: header.name, value: header.value)
+            headers.add(name: header.name, value: header.value)
         }
-        let length = Int64(clamping: request.body.length)
-        switch request.body {
-        case .none:
-            break
-        case .data(let data):
-            let counted = BodySourceSequence(
-                source: BodySource(segments: [BodySegment(.bytes(data))]), chunkSize: chunkSize,
-                threadPool: fileIO, onChunk: { [weak self] in self?.handedOver($0) },
-                onError: { [weak self] in self?.bodyFailed($0) })
-            built.body = .stream(counted, length: .known(length))
-        case .file(let path, let fileLength):
-            // A whole file the engine made (a compressed body): one range of its recorded size.
-            let source = BodySource(segments: [
-                BodySegment(
-                    .file(
-                        FileRange(
-                            path: path, length: fileLength, expectedFileSize: fileLength)))
-            ])
-            built.body = .stream(sequence(over: source), length: .known(length))
-        case .source(let source):
-            built.body = .stream(sequence(over: source), length: .known(length))
-        }
-        return built
-    }
-
-    private func sequence(over source: BodySource) -> BodySourceSequence {
-        BodySourceSequence(
-            source: source, chunkSize: chunkSize, threadPool: fileIO,
-            onChunk: { [weak self] in self?.handedOver($0) },
-            onError: { [weak self] in self?.bodyFailed($0) })
-    }
-
-    private func execute(_ built: HTTPClientRequest, for sent: TransportRequest, on client: HTTPClient) async throws -> Exchange {
-        touch()
-        locked { handedOver = 0 }  // bytes of this exchange's body; `reported` stays (progress is monotonic)
-        let response = try await client.execute(built, deadline: .distantFuture)
-        touch()
-        var headers: [String: String] = [:]
-        for (name, value) in response.headers {
-            if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
-        }
-        let head = TransportResponseHead(statusCode: Int(response.status.code), headers: headers)
-        if followsRedirects, let location = response.headers.first(name: "Location"),
-            RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: true)
-        {
-            for try await _ in response.body { touch() }  // the redirect's own body is not kept
-            return .redirect(
-                statusCode: head.statusCode,
-                location: URL(string: location, relativeTo: sent.url)?.absoluteURL)
-        }
-        let total = totalLength
-        let pending = locked { () -> (Int64, Int64)? in
-            headReceived = true
-            let soFar = min(handedOver, total)
-            guard soFar > reported else { return nil }
-            defer { reported = soFar }
-            return (soFar - reported, soFar)
-        }
-        report {
-            if let (sent, soFar) = pending {
-                observer.transportDidSendBodyData(bytesSent: sent, totalBytesSent: soFar, totalBytesExpected: total)
-            }
-            observer.transportDidReceiveResponse(head)
-        }
-        // A gzip body is inflated as it arrives (the compressed body is never held whole), bounded
-        // by the decompressed-size limit; the raw bytes are bounded by maximumResponseSize.
-        let gzip = head.header("Content-Encoding")?.lowercased().contains("gzip") == true
-        let inflater = gzip ? try GzipInflater(outputLimit: request.maximumDecompressedResponseSize) : nil
-        var body = Data()
-        var rawBytes: UInt64 = 0
-        for try await chunk in response.body {
-            touch()
-            rawBytes += UInt64(chunk.readableBytes)
-            guard rawBytes <= request.maximumResponseSize else {
-                throw FormDataError.responseTooLarge(limit: request.maximumResponseSize)
-            }
-            if let inflater {
-                do {
-                    _ = try chunk.withUnsafeReadableBytes { bytes in
-                        try inflater.decompress(bytes) { (piece) throws(FormDataError) in body.append(contentsOf: piece) }
-                    }
-                } catch let error as FormDataError {
-                    throw FormDataError.compression(underlying: error)
+        var body: HTTPClient.Body?
+        if let source = request.body.segments {
+            let reader = ChunkReader(source.makeReader(chunkSize: chunkSize), chunkSize: chunkSize)
+            body = .stream(contentLength: Int64(clamping: request.body.length)) { [weak self] writer in
+                let loop = MultiThreadedEventLoopGroup.singleton.any()
+                guard let self else { return loop.makeFailedFuture(HTTPClientError.cancelled) }
+                return pump(reader, into: writer, on: loop).flatMapErrorThrowing { [weak self] error in
+                    if let error = error as? FormDataError { self?.bodyFailed(error) }
+                    throw error
                 }
-            } else {
-                body.append(contentsOf: chunk.readableBytesView)
             }
         }
-        if let inflater, rawBytes > 0 {
-            do throws(FormDataError) { try inflater.finish() } catch { throw FormDataError.compression(underlying: error) }
-        }
-        switch ResponseInflation.response(
-            head: head, body: body, limit: request.maximumDecompressedResponseSize,
-            alreadyDecoded: true)
-        {
-        case .success(let value): return .response(value)
-        case .failure(let error): throw error
+        return try HTTPClient.Request(url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
+    }
+
+    /// Reads the next chunk on the transport's file thread and writes it, then the next: a read
+    /// starts only once the chunk before was written (backpressure, two buffers).
+    private func pump(_ reader: ChunkReader, into writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop) -> EventLoopFuture<Void> {
+        fileIO.runIfActive(eventLoop: loop) { try reader.next() }.flatMap { [self] chunk in
+            guard let chunk else { return loop.makeSucceededVoidFuture() }
+            handedOver(chunk.readableBytes)
+            return writer.write(.byteBuffer(chunk)).flatMap { [self] in pump(reader, into: writer, on: loop) }
         }
     }
 
     // MARK: - Body callbacks
 
-    /// A chunk of `count` bytes was handed to the client. The bytes that complete the body are
-    /// held back until the response head arrives.
+    /// A chunk of `count` bytes was handed to the client.
     private func handedOver(_ count: Int) {
-        let total = totalLength
-        let toReport = locked { () -> (Int64, Int64)? in
-            lastActivity = .now
+        let soFar = lock.withLock { () -> Int64 in
             handedOver += Int64(count)
-            let soFar = min(handedOver, total)
-            if soFar >= total && !headReceived { return nil }
-            guard soFar > reported else { return nil }
-            defer { reported = soFar }
-            return (soFar - reported, soFar)
+            return handedOver
         }
-        guard let (sent, soFar) = toReport else { return }
-        report {
-            observer.transportDidSendBodyData(bytesSent: sent, totalBytesSent: soFar, totalBytesExpected: total)
-        }
+        observer.transportDidSendBodyData(bytesSent: Int64(count), totalBytesSent: min(soFar, totalLength), totalBytesExpected: totalLength)
     }
 
+    /// A part could not be read: the exchange ends now, with that error (not when the server
+    /// gives up waiting for the rest).
     private func bodyFailed(_ error: FormDataError) {
-        locked { if bodyError == nil { bodyError = error } }
+        let task = lock.withLock { () -> HTTPClient.Task<Void>? in
+            if bodyError == nil { bodyError = error }
+            return self.task
+        }
+        task?.cancel()
     }
 
     // MARK: - Errors
@@ -481,4 +305,31 @@ final class Send: @unchecked Sendable {
         }
         return .connectionFailure(underlying: underlying)
     }
+}
+
+/// Hands the response of one exchange to its observer as it arrives, on the event loop.
+private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+    // `@unchecked`: only the observer (Sendable) is kept.
+    typealias Response = Void
+    private let observer: any TransportObserver
+    /// Whether the whole response arrived.
+    let responseComplete = Locked(false)
+
+    init(observer: any TransportObserver) { self.observer = observer }
+
+    func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        var headers: [String: String] = [:]
+        for (name, value) in head.headers {
+            if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+        }
+        observer.transportDidReceiveResponse(TransportResponseHead(statusCode: Int(head.status.code), headers: headers))
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        observer.transportDidReceiveBodyData(Data(buffer.readableBytesView))
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Void>) throws { responseComplete.withLock { $0 = true } }
 }

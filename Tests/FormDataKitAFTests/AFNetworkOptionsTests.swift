@@ -97,14 +97,15 @@ struct AFNetworkOptionsTests {
         private let lock = NSLock()
         private var recorded: [TransportRequest] = []
         var requests: [TransportRequest] { lock.withLock { recorded } }
-        var answersAuthenticationChallenges: Bool { true }
+        var capabilities: TransportCapabilities {
+            [.challengeAuthentication, .customTrust, .publicKeyPinning, .bandwidthLimit, .decodesContentEncoding]
+        }
         struct Task: TransportTask { func cancel() {} }
         func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
             lock.withLock { recorded.append(request) }
             Thread.detachNewThread {
-                observer.transportDidReceiveResponse(TransportResponseHead(statusCode: 200, headers: ["Content-Type": "application/json"]))
-                observer.transportDidComplete(
-                    .success(FormDataResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))))
+                observer.transportDidReceive(
+                    FormDataResponse(statusCode: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
             }
             return Task()
         }

@@ -212,9 +212,7 @@ struct AsyncHTTPClientTransportTests {
                     body: .source(source), timeoutInterval: 10)
                 // Its own session: no other suite's cancelled or stalled uploads share it.
                 let transport = URLSessionTransport()
-                let result: Result<FormDataResponse, FormDataError> = await withCheckedContinuation { continuation in
-                    _ = transport.start(sent, observer: CompletionObserver { continuation.resume(returning: $0) })
-                }
+                let result = await drive(sent, on: transport)
                 #expect(try result.get().statusCode == 200)
                 #expect(receiver.lastRequest?.form?.file("file")?.sha256 == file.sha256)
                 #expect(receiver.lastRequest?.contentLength == Int(source.length))

@@ -5,6 +5,8 @@
 //
 //   reliability-helper spool FILE GZIP(0|1) [slow]   build and spool a body from FILE (under `ulimit -f`, or killed)
 //   reliability-helper change MODE(delete|truncate|grow) GZIP FILE URL   change FILE after adding it, then send
+//   reliability-helper concurrent COUNT URL   COUNT small multipart sends at once on one CurlTransport; the
+//                                               process's peak thread count while they run
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,6 +74,8 @@ case "change":
         report(describe(error).merging(["status": request.responseStatusCode]) { a, _ in a })
     }
     report(["ok": true, "status": request.responseStatusCode])
+case "concurrent":
+    runConcurrentSends(count: Int(arguments[2]) ?? 0, url: URL(string: arguments[3])!)
 default:
     report(["error": "unknown command \(arguments[1])"])
 }

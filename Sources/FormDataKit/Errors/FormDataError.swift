@@ -237,3 +237,16 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         "\(String(cString: strerror(code))) (errno \(code))"
     }
 }
+
+extension FormDataError {
+    /// A whole-file body (a spool or a compressed body) that could not be read when it was sent:
+    /// ``fileManagement(underlying:)`` wrapping ``temporaryFileFailed(path:operation:errno:)``,
+    /// whichever transport read it.
+    /// - Parameters:
+    ///   - path: the body file.
+    ///   - code: the system error number.
+    /// - Returns: the error.
+    package static func bodyFileUnreadable(path: String, errno code: Int32) -> FormDataError {
+        .fileManagement(underlying: .temporaryFileFailed(path: path, operation: "read body", errno: code))
+    }
+}

@@ -46,21 +46,30 @@ struct BuiltBody: Sendable {
     }
 
     /// The bytes a transport that takes `forms` is given (see ``BodyDelivery``): the compressed
-    /// body when there is one, the in-memory body, an existing spool, or the encoded parts.
+    /// body when there is one, the in-memory body, an existing spool, or the encoded parts. The
+    /// delivered body's ``BodyDelivery/Delivered/temporaryFile`` is the temporary file of this
+    /// body the send uses, however it is handed over (a spool made now, an existing spool, the
+    /// compressed file): the send owns it and removes it when it ends.
     func delivered(to forms: TransportBodyForms, inMemoryLimit: UInt64) throws(FormDataError) -> BodyDelivery.Delivered {
         switch compressed {
         case .memory(let data)?:
             return BodyDelivery.Delivered(body: .data(data), temporaryFile: nil)
         case .file(let file, let length)?:
             let whole = BodySource(segments: [BodySegment(.file(FileRange(path: file.path, length: length, expectedFileSize: length)))])
-            return try BodyDelivery.deliver(whole, to: forms, inMemoryLimit: inMemoryLimit, spooled: file)
+            var delivered = try BodyDelivery.deliver(whole, to: forms, inMemoryLimit: inMemoryLimit, spooled: file)
+            delivered.temporaryFile = file
+            return delivered
         case nil:
             break
         }
         if let postBody, !postBody.isEmpty, forms.contains(.bytes) {
             return BodyDelivery.Delivered(body: .data(postBody), temporaryFile: nil)
         }
-        return try BodyDelivery.deliver(source, to: forms, inMemoryLimit: inMemoryLimit, spooled: spooledFile)
+        var delivered = try BodyDelivery.deliver(source, to: forms, inMemoryLimit: inMemoryLimit, spooled: spooledFile)
+        if delivered.temporaryFile == nil, case .file(let path, _) = delivered.body, let spooledFile, spooledFile.path == path {
+            delivered.temporaryFile = spooledFile
+        }
+        return delivered
     }
 
     /// Whether `file` holds this body's bytes (its spool or its compressed file).

@@ -86,10 +86,12 @@ extension FormDataRequest {
             return
         }
         let context = SendContext(request: self, inbox: inbox, completion: completion)
-        context.queue.async { context.begin() }
+        // The build reads files (and may compress): on the shared global queue, never the caller's.
+        DispatchQueue.global().async { context.begin() }
     }
 
-    /// Builds what the transport sends from the current state (after a successful build).
+    /// Builds what the transport sends from the current state (after a successful build), and
+    /// the temporary body file the send owns (nil when none).
     func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
         let settings = sending.withLock {
             (
@@ -111,24 +113,12 @@ extension FormDataRequest {
                 return .failure(.whileSending(error))
             }
         }
-        // A spool made for this send is kept as the body's (postBodyFilePath shows it, a resend reuses it).
-        if let file = delivered.temporaryFile, built?.compressed == nil { _ = keepSpool(file, generation: generation) }
-        // The temporary file the transport reads from (however it is handed over), removed when
-        // the send ends: the spool made now, the compressed body, or an existing spool sent as a file.
-        var sentFile: TemporaryFile? = delivered.temporaryFile
-        if sentFile == nil, case .file(let compressedFile, _)? = built?.compressed { sentFile = compressedFile }
-        if sentFile == nil, case .file(let path, _) = delivered.body, let spool = built?.spooledFile, spool.path == path {
-            sentFile = spool
+        // A spool made for this send shows as the body's while it runs (postBodyFilePath), as in ASI.
+        if let file = delivered.temporaryFile, built?.compressed == nil, built?.spooledFile !== file {
+            _ = keepSpool(file, generation: generation)
         }
         let transportAnswersChallenges = chosenTransport.answersAuthenticationChallenges
-        if !transportAnswersChallenges, let option = Self.optionOnlyCurlApplies(in: network) {
-            // Never a silently different request: a setting the transport cannot apply is an error.
-            return .failure(
-                .unableToCreateRequest(
-                    underlying: UnderlyingError(
-                        domain: "FormDataKit", code: 0,
-                        message: "\(option) is set but \(type(of: chosenTransport)) cannot apply it; send with CurlTransport")))
-        }
+        let transportKeepsCookies = chosenTransport.capabilities.contains(.cookies)
         return state.withLock { state in
             guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 state.url.host != nil
@@ -151,22 +141,13 @@ extension FormDataRequest {
             if !has("User-Agent") {
                 headers.append((name: "User-Agent", value: userAgent ?? Self.defaultUserAgentString))
             }
-            if !transportAnswersChallenges {
-                // The transport sends what it is given: Basic credentials and cookies as headers.
-                if !has("Authorization"), let username, network.presentsCredentialsBeforeChallenge {
-                    headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
-                }
-                if !has("Cookie"), !network.requestCookies.isEmpty {
-                    headers.append((name: "Cookie", value: network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
-                }
+            // The transport sends what it is given: Basic credentials and cookies as headers
+            // when it does not apply them itself.
+            if !transportAnswersChallenges, !has("Authorization"), let username, network.presentsCredentialsBeforeChallenge {
+                headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
             }
-            // Headers set after the build (or a user agent) are checked here, as they go out.
-            for header in headers {
-                do throws(FormDataError) {
-                    try RequestHeaderValidation.requireValid(name: header.name, value: header.value)
-                } catch {
-                    return .failure(error)
-                }
+            if !transportKeepsCookies, !has("Cookie"), !network.requestCookies.isEmpty {
+                headers.append((name: "Cookie", value: network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
             }
             var request = TransportRequest(
                 url: state.url, method: state.effectiveMethod, headers: headers, body: delivered.body,
@@ -175,28 +156,14 @@ extension FormDataRequest {
             request.maximumResponseSize = rawResponseLimit
             request.network = network
             state.lastSentPostLength = state.built?.postLength ?? 0
-            return .success((request, sentFile))
+            return .success((request, delivered.temporaryFile))
         }
     }
 
-    /// The first network setting in `network` that only ``CurlTransport`` applies, by its
-    /// property name; nil when there is none.
-    static func optionOnlyCurlApplies(in network: NetworkOptions) -> String? {
-        if network.proxy != nil { return "proxyHost" }
-        if network.maximumUploadBytesPerSecond > 0 { return "maxUploadBytesPerSecond (or maxBandwidthPerSecond)" }
-        if !network.pinnedPublicKeyHashes.isEmpty { return "pinnedPublicKeyHashes" }
-        if network.clientCertificate != nil { return "clientCertificate" }
-        if !network.trustedCertificates.isEmpty { return "trustedCertificates" }
-        if !network.validatesSecureCertificate { return "validatesSecureCertificate = false" }
-        if !network.validatesHostName { return "validatesHostName = false" }
-        return nil
-    }
-
-    /// Removes the temporary body file of the last send and forgets the built body it belonged
-    /// to (ASIHTTPRequest's `removeTemporaryUploadFile`); the next send builds it again.
-    func releaseSentBody(_ file: TemporaryFile?) {
+    /// Forgets the built body whose temporary file `file` the send that ended removed (ASIHTTPRequest's
+    /// `removeTemporaryUploadFile`): the next send builds it again.
+    func forgetSentBody(_ file: TemporaryFile?) {
         guard let file else { return }
-        file.remove()
         state.withLock { state in
             if let built = state.built, built.owns(file) { state.built = nil }
         }

@@ -1,27 +1,19 @@
 import Foundation
 
-/// One send of a ``FormDataRequest``: runs the attempts (retries after timeouts), turns transport
-/// events into state changes and ordered callbacks on its serial ``queue``.
-final class SendContext: TransportObserver, @unchecked Sendable {
-    // `@unchecked`: the mutable fields below are touched only under `lock`.
+/// One send of a ``FormDataRequest``: builds the body, hands the request to a ``SendDriver``,
+/// and turns the driver's events into the request's state and its ordered callbacks (delegate,
+/// blocks, then the completion).
+final class SendContext: @unchecked Sendable {
+    // `@unchecked`: the lets are set in init; `bodyLength` is written once, before the driver starts.
     let request: FormDataRequest
-    let queue = DispatchQueue(label: "FormDataKit.FormDataRequest.callbacks")
     private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
-    private let lock = NSLock()
-    private var transportRequest: TransportRequest?
-    private var bodyFile: TemporaryFile?
-    private var reportedBytes: Int64 = 0
-    private var finished = false
-
-    /// The length of the body being sent (0 before the build).
-    private var bodyLength: UInt64 { locked { transportRequest?.body.length ?? 0 } }
-
     /// Where the delegate and the blocks are called: the request's ``FormDataRequest/callbackQueue``,
-    /// or nil for this context's own ``queue``.
+    /// or nil for where the driver delivers its events (in order, one at a time).
     private let callbackQueue: DispatchQueue?
     /// Where callbacks go instead when ``FormDataRequest/startSynchronous()`` waits on the
     /// callback queue itself (it runs them).
     private let inbox: CallbackInbox?
+    private let bodyLength = Locked<UInt64>(0)
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -34,8 +26,7 @@ final class SendContext: TransportObserver, @unchecked Sendable {
     }
 
     /// Runs `callbacks` where the delegate and blocks go: on the callback queue when there is one
-    /// (in order: every call is made from ``queue``, one after another, and each queue is FIFO),
-    /// else right here on ``queue``.
+    /// (in order: every call is made in order, and each queue is FIFO), else right here.
     private func deliver(_ callbacks: @escaping @Sendable () -> Void) {
         if let inbox {
             inbox.post(callbacks)
@@ -46,168 +37,101 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         }
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
-    }
-
-    /// Builds the body, reports the start and sends the first attempt. Runs on ``queue``.
+    /// Builds the body, reports the start and starts the driver.
     func begin() {
         if request.sending.withLock({ $0.current.cancelRequested }) {
-            finish(.failure(.cancelled))
+            finish(.failure(.cancelled), bodyFile: nil)
             return
         }
         do {
             try request.buildPostBody()
         } catch let error as FormDataError {
-            finish(.failure(.whileSending(error)))
+            finish(.failure(.whileSending(error)), bodyFile: nil)
             return
         } catch {
             // buildPostBody only throws FormDataError; anything else is reported as a connection-
             // independent creation failure rather than dropped.
-            finish(.failure(.unableToCreateRequest(underlying: UnderlyingError(error))))
+            finish(.failure(.unableToCreateRequest(underlying: UnderlyingError(error))), bodyFile: nil)
             return
         }
-        let prepared: (TransportRequest, TemporaryFile?)
+        let (transportRequest, bodyFile): (TransportRequest, TemporaryFile?)
         switch request.makeTransportRequest() {
         case .failure(let error):
-            finish(.failure(error))
+            finish(.failure(error), bodyFile: nil)
             return
         case .success(let value):
-            prepared = value
+            (transportRequest, bodyFile) = value
         }
-        locked {
-            transportRequest = prepared.0
-            bodyFile = prepared.1
-        }
+        bodyLength.withLock { $0 = transportRequest.body.length }
         // Never 0: an empty body counts as one unit, completed when the request finishes.
-        let total = max(1, Int64(clamping: prepared.0.body.length))
-        let (delegate, started) = request.sending.withLock { state in
+        let total = max(1, Int64(clamping: transportRequest.body.length))
+        let (delegate, started, retries) = request.sending.withLock { state in
             state.current.uploadProgress.completedUnitCount = 0
             state.current.uploadProgress.totalUnitCount = total
-            return (state.callbacks.delegate.value, state.callbacks.startedBlock)
+            return (state.callbacks.delegate.value, state.callbacks.startedBlock, state.settings.numberOfTimesToRetryOnTimeout)
         }
         let request = self.request
         deliver {
             delegate?.requestStarted(request)
             started?()
         }
-        attempt()
-    }
-
-    /// Hands the request to the transport (again, after a timeout).
-    private func attempt() {
-        guard let transportRequest = locked({ transportRequest }) else { return }
-        let transport = request.transport
-        let task = transport.start(transportRequest, observer: self)
+        let driver = SendDriver(
+            request: transportRequest, transport: request.transport, bodyFile: bodyFile, retriesOnTimeout: retries
+        ) { [self] event in handle(event, bodyFile: bodyFile) }
         let cancelNow = request.sending.withLock { state -> Bool in
-            state.current.currentTask = task
+            state.current.currentTask = driver
             return state.current.cancelRequested
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { driver.cancel() }
+        driver.start()
     }
 
-    // MARK: - TransportObserver
-
-    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
-        let increment: Int64 = locked {
-            guard !finished, totalBytesSent > reportedBytes else { return 0 }
-            defer { reportedBytes = totalBytesSent }
-            return totalBytesSent - reportedBytes
-        }
-        guard increment > 0 else { return }
-        reportProgress(increment)
-    }
-
-    func transportDidReceiveResponse(_ head: TransportResponseHead) {
-        let delegate = request.sending.withLock { state in
-            state.results.responseStatusCode = head.statusCode
-            state.results.responseReasonPhrase = head.reasonPhrase
-            state.results.responseHeaders = head.headers
-            return state.callbacks.delegate.value
-        }
-        let request = self.request
-        queue.async { self.deliver { delegate?.request(request, didReceiveResponseHeaders: head.headers) } }
-    }
-
-    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) {
-        if case .failure(.timedOut) = result {
-            let retry = request.sending.withLock { state -> Bool in
-                guard !state.current.cancelRequested, state.results.retryCount < state.settings.numberOfTimesToRetryOnTimeout else {
-                    return false
-                }
-                state.results.retryCount += 1
-                state.current.currentTask = nil
-                return true
+    /// One event of the driver (in order, one at a time).
+    private func handle(_ event: SendDriver.Event, bodyFile: TemporaryFile?) {
+        switch event {
+        case .progress(let delta):
+            reportProgress(delta)
+        case .retrying(let count):
+            request.sending.withLock { $0.results.retryCount = count }
+        case .responseHead(let head):
+            let delegate = request.sending.withLock { state in
+                state.results.responseStatusCode = head.statusCode
+                state.results.responseReasonPhrase = head.reasonPhrase
+                state.results.responseHeaders = head.headers
+                return state.callbacks.delegate.value
             }
-            if retry {
-                let sentSoFar: Int64 = locked {
-                    defer { reportedBytes = 0 }
-                    return reportedBytes
-                }
-                resetProgress(removing: sentSoFar)
-                queue.async { self.attempt() }
-                return
-            }
+            let request = self.request
+            deliver { delegate?.request(request, didReceiveResponseHeaders: head.headers) }
+        case .finished(let result, _):
+            finish(result, bodyFile: bodyFile)
         }
-        var result = result
-        if case .failure = result, request.sending.withLock({ $0.current.cancelRequested }) {
-            result = .failure(.cancelled)
-        }
-        finish(result)
     }
 
-    // MARK: - Progress
-
-    private func reportProgress(_ increment: Int64) {
-        let (delegate, block, total) = request.sending.withLock { state in
-            state.results.totalBytesSent += UInt64(increment)
+    /// Body bytes went out (`delta` more), or a timed-out attempt's bytes are taken back
+    /// (negative: ASIHTTPRequest reported that to the delegate only).
+    private func reportProgress(_ delta: Int64) {
+        let total = bodyLength.current
+        let (delegate, block) = request.sending.withLock { state in
             let progress = state.current.uploadProgress
-            progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.results.totalBytesSent))
-            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, self.bodyLength)
+            if delta < 0 {
+                state.results.totalBytesSent = 0
+                progress.completedUnitCount = 0
+            } else {
+                state.results.totalBytesSent += UInt64(delta)
+                progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.results.totalBytesSent))
+            }
+            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock)
         }
         let request = self.request
-        queue.async {
-            self.deliver {
-                delegate?.request(request, didSendBytes: increment)
-                block?(UInt64(increment), total)
-            }
+        deliver {
+            delegate?.request(request, didSendBytes: delta)
+            if delta > 0 { block?(UInt64(delta), total) }
         }
     }
 
-    private func resetProgress(removing sentSoFar: Int64) {
-        let delegate = request.sending.withLock { state in
-            state.results.totalBytesSent = 0
-            state.current.uploadProgress.completedUnitCount = 0
-            return state.callbacks.delegate.value
-        }
-        guard sentSoFar > 0 else { return }
-        let request = self.request
-        queue.async { self.deliver { delegate?.request(request, didSendBytes: -sentSoFar) } }
-    }
-
-    // MARK: - Completion
-
-    /// Records the outcome, removes the temporary body file, and reports finished or failed.
-    private func finish(_ result: Result<FormDataResponse, FormDataError>) {
-        let alreadyFinished: Bool = locked {
-            defer { finished = true }
-            return finished
-        }
-        guard !alreadyFinished else { return }
-        if case .success = result {
-            // Count bytes the transport sent without reporting them (tiny bodies), so the
-            // increments add up to the body length and progress ends at exactly 1.0.
-            let total = locked { transportRequest?.body.length ?? 0 }
-            let reported = UInt64(max(0, locked { reportedBytes }))
-            if total > reported {
-                locked { reportedBytes = Int64(total) }
-                reportProgress(Int64(total - reported))
-            }
-        }
-        request.releaseSentBody(locked { bodyFile })
-        locked { bodyFile = nil }
+    /// Records the outcome and reports finished or failed, then the completion.
+    private func finish(_ result: Result<FormDataResponse, FormDataError>, bodyFile: TemporaryFile?) {
+        request.forgetSentBody(bodyFile)
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
         let (delegate, block) = request.sending.withLock { state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?) in
             let progress = state.current.uploadProgress
@@ -231,17 +155,14 @@ final class SendContext: TransportObserver, @unchecked Sendable {
         }
         let request = self.request
         let completion = self.completion
-        queue.async {
-            // The completion (what start() and startSynchronous() wait for) runs after the
-            // callbacks, on the same queue.
-            self.deliver {
-                switch result {
-                case .success: delegate?.requestFinished(request)
-                case .failure: delegate?.requestFailed(request)
-                }
-                block?()
-                completion?(result)
+        // The completion (what start() and startSynchronous() wait for) runs after the callbacks.
+        deliver {
+            switch result {
+            case .success: delegate?.requestFinished(request)
+            case .failure: delegate?.requestFailed(request)
             }
+            block?()
+            completion?(result)
         }
     }
 }

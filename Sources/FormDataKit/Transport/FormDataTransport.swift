@@ -1,16 +1,29 @@
 import Foundation
 
-/// Something that sends one HTTP request and reports what happens, by callbacks.
+/// Something that carries out ONE HTTP exchange — a request head and its body out, a response
+/// back — and reports what happens, by callbacks.
 ///
-/// ``FormDataRequest`` builds a ``TransportRequest`` and hands it to its transport;
-/// ``URLSessionTransport`` (FoundationNetworking's `URLSession`) is the default. Callbacks are
-/// plain functions rather than `async` so that ``FormDataRequest/startSynchronous()`` can block
-/// any thread — including the main thread in top-level code — without deadlocking.
+/// Everything else a send is (retries after timeouts, redirects, answering a challenge by
+/// sending again, the idle clock, progress, response size limits, completion exactly once, error
+/// categories) is the send driver's, the same for every transport: ``FormDataRequest`` and
+/// FormDataKitAF's managers send through it. So a transport never follows a redirect (a 3xx is a
+/// response like any other), never times a send out (``TransportRequest/timeoutInterval`` is
+/// for information), and never limits a response: it reports the bytes as they come and stops
+/// when told (``TransportTask/cancel()``).
+///
+/// ``CurlTransport`` (libcurl), ``URLSessionTransport`` and the AsyncHTTPClient transport
+/// implement it; so can a user's own. Callbacks are plain functions rather than `async` so that
+/// ``FormDataRequest/startSynchronous()`` can block any thread without deadlocking.
 public protocol FormDataTransport: Sendable {
-    /// Starts sending `request` and reports its progress, response head and completion to
-    /// `observer`. `observer` is called on the transport's own threads, one call at a time per
-    /// request; ``TransportObserver/transportDidComplete(_:)`` is called exactly once, last.
-    /// - Returns: a handle that cancels the send.
+    /// Starts the exchange and reports it to `observer`: body bytes sent, 1xx responses, the
+    /// response head (more than one when the transport answers an authentication challenge
+    /// itself: the last is the response), body bytes, and then, exactly once and last,
+    /// ``TransportObserver/transportDidFinish(_:)``. Calls for one exchange never overlap; they
+    /// may come on the transport's own thread, so an observer returns quickly.
+    /// - Parameters:
+    ///   - request: the head and the body, in a form the transport takes (``acceptedBodyForms``).
+    ///   - observer: told what happens.
+    /// - Returns: a handle that stops the exchange.
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask
 
     /// The forms of body this transport can send (see ``TransportBodyForms``). A request's body
@@ -24,10 +37,14 @@ public protocol FormDataTransport: Sendable {
     /// (1 MiB) by default.
     var inMemoryBodyLimit: UInt64 { get }
 
-    /// Whether this transport sends ``TransportRequest/network``'s credentials itself and answers
-    /// authentication challenges (Digest, NTLM) with them. When false, ``FormDataRequest`` sends
-    /// Basic credentials in an `Authorization` header of its own. False by default.
-    var answersAuthenticationChallenges: Bool { get }
+    /// What the transport applies of ``TransportRequest/network`` and of the response (see
+    /// ``TransportCapabilities``). A request whose options need a capability the transport lacks
+    /// fails before anything is sent, naming the option. `[.decodesContentEncoding]` by default.
+    var capabilities: TransportCapabilities { get }
+
+    /// The rules redirects are followed by for sends on this transport; nil: a redirect is the
+    /// response. ASIHTTPRequest's rules with at most 5 redirects by default.
+    var redirectPolicy: RedirectPolicy? { get }
 }
 
 extension FormDataTransport {
@@ -38,8 +55,45 @@ extension FormDataTransport {
     /// Whether ``acceptedBodyForms`` includes ``TransportBodyForms/stream``: the transport reads
     /// a body's segments itself as it sends them, so nothing is spooled for it.
     public var streamsBodySource: Bool { acceptedBodyForms.contains(.stream) }
-    /// False: credentials reach the transport as an `Authorization: Basic` header.
-    public var answersAuthenticationChallenges: Bool { false }
+    /// `[.decodesContentEncoding]`: the response body arrives decoded; no network option beyond
+    /// headers is applied.
+    public var capabilities: TransportCapabilities { [.decodesContentEncoding] }
+    /// ASIHTTPRequest's rules, at most 5 redirects.
+    public var redirectPolicy: RedirectPolicy? { RedirectPolicy() }
+    /// Whether the transport answers authentication challenges with the request's credentials
+    /// (``TransportCapabilities/challengeAuthentication``). When false, ``FormDataRequest`` sends
+    /// Basic credentials in an `Authorization` header of its own.
+    public var answersAuthenticationChallenges: Bool { capabilities.contains(.challengeAuthentication) }
+}
+
+/// What a transport can apply: one set it declares, checked against a request's
+/// ``NetworkOptions/requiredCapabilities`` before anything is sent.
+public struct TransportCapabilities: OptionSet, Sendable, Hashable {
+    /// The set's bits.
+    public let rawValue: UInt16
+    /// Makes a set from its raw bits.
+    /// - Parameter rawValue: the bits.
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// Answers authentication challenges (Basic, Digest, NTLM) with ``NetworkOptions/credentials``.
+    public static let challengeAuthentication = TransportCapabilities(rawValue: 1 << 0)
+    /// Sends through ``NetworkOptions/proxy``.
+    public static let proxies = TransportCapabilities(rawValue: 1 << 1)
+    /// Limits the upload rate to ``NetworkOptions/maximumUploadBytesPerSecond``.
+    public static let bandwidthLimit = TransportCapabilities(rawValue: 1 << 2)
+    /// Checks ``NetworkOptions/pinnedPublicKeyHashes``.
+    public static let publicKeyPinning = TransportCapabilities(rawValue: 1 << 3)
+    /// Presents ``NetworkOptions/clientCertificate``.
+    public static let clientCertificates = TransportCapabilities(rawValue: 1 << 4)
+    /// Applies ``NetworkOptions/trustedCertificates``, ``NetworkOptions/validatesSecureCertificate``
+    /// and ``NetworkOptions/validatesHostName`` per request.
+    public static let customTrust = TransportCapabilities(rawValue: 1 << 5)
+    /// Keeps a cookie jar (``NetworkOptions/usesCookieJar``) and sends
+    /// ``NetworkOptions/requestCookies`` itself; without it they go as a `Cookie` header.
+    public static let cookies = TransportCapabilities(rawValue: 1 << 6)
+    /// Undoes a response's content encoding (gzip) itself: body bytes arrive decoded. Without
+    /// it the send driver inflates a gzip body.
+    public static let decodesContentEncoding = TransportCapabilities(rawValue: 1 << 7)
 }
 
 /// The forms in which a transport can take a request body (``TransportRequest/Body``).
@@ -59,23 +113,52 @@ public struct TransportBodyForms: OptionSet, Sendable, Hashable {
     public static let all: TransportBodyForms = [.bytes, .file, .stream]
 }
 
-/// A send in flight, returned by ``FormDataTransport/start(_:observer:)``.
+/// An exchange in flight, returned by ``FormDataTransport/start(_:observer:)``.
 public protocol TransportTask: Sendable {
-    /// Cancels the send; the observer then completes with ``FormDataError/cancelled``
-    /// (unless the send already finished).
+    /// Stops the exchange; the observer then finishes with ``FormDataError/cancelled`` (unless
+    /// it already finished). A transport stops promptly, whatever the body's reads are doing.
     func cancel()
 }
 
-/// Receives what happens to one send. Calls for one send never overlap.
+/// Receives what happens to one exchange. Calls for one exchange never overlap.
 public protocol TransportObserver: Sendable {
-    /// Body bytes went out: `bytesSent` just now, `totalBytesSent` so far, of `totalBytesExpected`
-    /// (0 when the transport does not know).
+    /// Body bytes went out: `bytesSent` just now, `totalBytesSent` so far in this exchange, of
+    /// `totalBytesExpected` (0 when the transport does not know).
+    /// - Parameters:
+    ///   - bytesSent: bytes sent since the last call.
+    ///   - totalBytesSent: bytes of the body sent so far in this exchange.
+    ///   - totalBytesExpected: the body's length, 0 when unknown.
     func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64)
-    /// The response head arrived (before the body).
+    /// A 1xx response arrived (`100 Continue`, `104 Upload Resumption Supported`…).
+    /// - Parameter head: its status and headers.
+    func transportDidReceiveInformationalResponse(_ head: TransportResponseHead)
+    /// A response head arrived, before its body.
+    /// - Parameter head: its status and headers.
     func transportDidReceiveResponse(_ head: TransportResponseHead)
-    /// The send ended: the complete response, or the error (already in ``FormDataError``'s
-    /// sending categories).
-    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>)
+    /// Response body bytes arrived (decoded when the transport has
+    /// ``TransportCapabilities/decodesContentEncoding``).
+    /// - Parameter data: the bytes.
+    func transportDidReceiveBodyData(_ data: Data)
+    /// The exchange ended, exactly once and last: nil when the whole response arrived, else why
+    /// it failed, in ``FormDataError``'s sending categories.
+    /// - Parameter error: nil on success.
+    func transportDidFinish(_ error: FormDataError?)
+}
+
+extension TransportObserver {
+    /// Ignores the 1xx response.
+    /// - Parameter head: its status and headers.
+    public func transportDidReceiveInformationalResponse(_ head: TransportResponseHead) {}
+
+    /// Reports a whole response at once: its head, its body, the end. For transports that get
+    /// the response in one piece.
+    /// - Parameter response: the response, its body decoded.
+    public func transportDidReceive(_ response: FormDataResponse) {
+        transportDidReceiveResponse(
+            TransportResponseHead(statusCode: response.statusCode, headers: response.headers, reasonPhrase: response.reasonPhrase))
+        if !response.body.isEmpty { transportDidReceiveBodyData(response.body) }
+        transportDidFinish(nil)
+    }
 }
 
 /// What a transport sends: everything is resolved (headers final, body built).
@@ -208,6 +291,13 @@ public struct TransportResponseHead: Sendable, Equatable {
     public var statusLine: String {
         let reason = reasonPhrase ?? HTTPReasonPhrase.phrase(for: statusCode)
         return reason.isEmpty ? "HTTP/1.1 \(statusCode)" : "HTTP/1.1 \(statusCode) \(reason)"
+    }
+
+    /// Whether the body carries a content encoding (`gzip`…): it is decoded, and so bounded by the
+    /// decompressed-size limit.
+    public var isContentEncoded: Bool {
+        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return !encoding.isEmpty && encoding != "identity"
     }
 
     /// The value of header `name`, compared case-insensitively.

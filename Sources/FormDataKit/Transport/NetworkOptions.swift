@@ -132,6 +132,26 @@ public struct NetworkOptions: Sendable, Equatable {
     public var usesCookieJar = true
     /// Cookies sent with this request in addition to the jar's (ASI's `requestCookies`).
     public var requestCookies: [RequestCookie] = []
+    /// The authentication schemes to answer a challenge with (`Digest`, `NTLM`, `Negotiate`,
+    /// `Basic`), set by the send driver when it sends again to answer a 401 after pre-emptive
+    /// Basic. Empty (the default): Basic pre-emptively when ``presentsCredentialsBeforeChallenge``,
+    /// else whichever scheme the server asks for.
+    public var challengeSchemes: [String] = []
+
+    /// What a transport must be able to do to apply these options: each setting that only some
+    /// transports apply, by the capability it needs and the property's name, the first one
+    /// first. Empty when every transport applies them.
+    public var requiredCapabilities: [(capability: TransportCapabilities, option: String)] {
+        var needed: [(capability: TransportCapabilities, option: String)] = []
+        if proxy != nil { needed.append((.proxies, "proxyHost")) }
+        if maximumUploadBytesPerSecond > 0 { needed.append((.bandwidthLimit, "maxUploadBytesPerSecond (or maxBandwidthPerSecond)")) }
+        if !pinnedPublicKeyHashes.isEmpty { needed.append((.publicKeyPinning, "pinnedPublicKeyHashes")) }
+        if clientCertificate != nil { needed.append((.clientCertificates, "clientCertificate")) }
+        if !trustedCertificates.isEmpty { needed.append((.customTrust, "trustedCertificates")) }
+        if !validatesSecureCertificate { needed.append((.customTrust, "validatesSecureCertificate = false")) }
+        if !validatesHostName { needed.append((.customTrust, "validatesHostName = false")) }
+        return needed
+    }
 
     /// Defaults: pre-emptive credentials, the environment's proxy, no bandwidth limit, the
     /// system's trust, the cookie jar on.

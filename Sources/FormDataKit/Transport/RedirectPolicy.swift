@@ -1,6 +1,7 @@
 import Foundation
 
-/// ASIHTTPRequest's redirect rules, for transports that follow redirects themselves.
+/// ASIHTTPRequest's redirect rules: the send driver follows redirects by them, whatever the
+/// transport, and a transport declares the policy its sends use (``FormDataTransport/redirectPolicy``).
 ///
 /// - 301, 302 and 303 become a `GET` without a body (`HEAD` stays `HEAD`), as ASIHTTPRequest
 ///   and browsers do; the body's `Content-Type` and `Content-Encoding` go with the body.
@@ -10,16 +11,18 @@ import Foundation
 /// - A redirect from https to http, or to anything but http(s), is refused with
 ///   ``FormDataError/redirectRefused(from:to:reason:)``.
 /// - More than ``maximumRedirects`` redirects fail with ``FormDataError/tooMuchRedirection(underlying:)``.
-package struct RedirectPolicy: Sendable, Equatable {
+public struct RedirectPolicy: Sendable, Equatable {
     /// Redirects followed at most for one send (ASIHTTPRequest: 5).
-    package var maximumRedirects: Int
+    public var maximumRedirects: Int
 
-    package init(maximumRedirects: Int = 5) {
+    /// A policy that follows at most `maximumRedirects` redirects.
+    /// - Parameter maximumRedirects: the most redirects one send follows (5, as ASIHTTPRequest).
+    public init(maximumRedirects: Int = 5) {
         self.maximumRedirects = maximumRedirects
     }
 
     /// What to do with a response.
-    package enum Decision: Sendable, Equatable {
+    public enum Decision: Sendable, Equatable {
         /// Not a redirect to follow: the response is the answer.
         case deliver
         /// Send this request next.
@@ -29,16 +32,26 @@ package struct RedirectPolicy: Sendable, Equatable {
     }
 
     /// The response codes that redirect.
-    package static let redirectCodes: Set<Int> = [301, 302, 303, 307, 308]
+    public static let redirectCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// Whether a response with `statusCode` and a `Location` is a redirect to follow.
-    package static func isRedirect(statusCode: Int, hasLocation: Bool) -> Bool {
+    /// - Parameters:
+    ///   - statusCode: the response's status.
+    ///   - hasLocation: whether it has a `Location` header.
+    /// - Returns: true for 301, 302, 303, 307 and 308 with a `Location`.
+    public static func isRedirect(statusCode: Int, hasLocation: Bool) -> Bool {
         hasLocation && redirectCodes.contains(statusCode)
     }
 
     /// The decision for a response with `statusCode` and `location` (resolved against the URL of
     /// `request`) to `request`, after `redirectsSoFar` redirects.
-    package func decide(
+    /// - Parameters:
+    ///   - request: the request that was answered.
+    ///   - statusCode: the response's status.
+    ///   - location: where the response points, resolved against the request's URL; nil when none.
+    ///   - redirectsSoFar: redirects already followed by this send.
+    /// - Returns: deliver the response, follow with the next request, or refuse with an error.
+    public func decide(
         after request: TransportRequest, statusCode: Int, location: URL?, redirectsSoFar: Int
     ) -> Decision {
         guard let location, Self.isRedirect(statusCode: statusCode, hasLocation: true) else { return .deliver }
@@ -80,7 +93,11 @@ package struct RedirectPolicy: Sendable, Equatable {
     static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
     /// Whether `a` and `b` have the same scheme, host and port (default ports filled in).
-    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    /// - Parameters:
+    ///   - a: one URL.
+    ///   - b: the other.
+    /// - Returns: true when credentials for one may go to the other.
+    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         func origin(_ url: URL) -> (String, String, Int) {
             let scheme = url.scheme?.lowercased() ?? ""
             let port = url.port ?? (scheme == "https" ? 443 : 80)

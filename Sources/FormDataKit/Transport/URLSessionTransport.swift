@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Sends requests with one long-lived `URLSession` (FoundationNetworking on Linux).
+/// Sends requests with one long-lived `URLSession` (FoundationNetworking on Linux), one exchange
+/// per task: the send driver follows redirects, answers the idle clock and limits responses.
 ///
 /// - A body in a file larger than ``inMemoryFileBodyLimit`` goes out with
 ///   `uploadTask(with:fromFile:)`: streamed from disk with the file's exact size as
@@ -85,17 +86,16 @@ public final class URLSessionTransport: FormDataTransport {
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
-        // (An infinite or huge timeout means none: URLSession converts it to whole milliseconds.)
-        urlRequest.timeoutInterval = request.timeoutInterval > 0 ? min(request.timeoutInterval, Self.noTimeout) : Self.noTimeout
+        // The idle clock is the send driver's.
+        urlRequest.timeoutInterval = Self.noTimeout
         for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
         let prepared: (body: TransportRequest.Body, spooled: TemporaryFile?)
         do throws(FormDataError) {
-            try RequestHeaderValidation.requireValid(request.headers)
             prepared = try sendableBody(request.body)
         } catch {
-            DispatchQueue.global().async { observer.transportDidComplete(.failure(error)) }
+            observer.transportDidFinish(error)
             return NoTransportTask()
         }
         let (body, spooled) = prepared
@@ -111,9 +111,7 @@ public final class URLSessionTransport: FormDataTransport {
             bodyPath = path
         }
         router.register(
-            task, request: request, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath,
-            spooledBody: spooled, responseLimit: request.maximumDecompressedResponseSize,
-            rawResponseLimit: request.maximumResponseSize)
+            task, observer: observer, expectedBodyLength: Int64(clamping: request.body.length), bodyPath: bodyPath, spooledBody: spooled)
         task.resume()
         return URLSessionTransportTask(task: task)
     }
@@ -140,20 +138,15 @@ public final class URLSessionTransport: FormDataTransport {
             } catch {
                 // The same errors as when FoundationNetworking reads the file itself.
                 switch error {
-                case .fileNotFound: throw Self.bodyFileError(path: path, errno: ENOENT)
-                case .fileIsDirectory: throw Self.bodyFileError(path: path, errno: EISDIR)
-                case .fileUnreadable(_, let code): throw Self.bodyFileError(path: path, errno: code)
+                case .fileNotFound: throw FormDataError.bodyFileUnreadable(path: path, errno: ENOENT)
+                case .fileIsDirectory: throw FormDataError.bodyFileUnreadable(path: path, errno: EISDIR)
+                case .fileUnreadable(_, let code): throw FormDataError.bodyFileUnreadable(path: path, errno: code)
                 default: throw FormDataError.whileSending(error)
                 }
             }
         case .none, .data, .file:
             return (body, nil)
         }
-    }
-
-    /// A body file that could not be read.
-    static func bodyFileError(path: String, errno code: Int32) -> FormDataError {
-        .fileManagement(underlying: .temporaryFileFailed(path: path, operation: "read body", errno: code))
     }
 }
 
@@ -170,51 +163,34 @@ struct URLSessionTransportTask: TransportTask, @unchecked Sendable {
     func cancel() { task.cancel() }
 }
 
-/// The session's delegate: routes each task's callbacks to its observer and collects its body.
+/// The session's delegate: routes each task's callbacks to its exchange's observer.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // `@unchecked`: `tasks` is only touched under its lock.
+    // `@unchecked`: `tasks` is only touched under its lock; a record's fields only on the
+    // session's serial delegate queue.
     private final class TaskRecord {
-        /// The request of the current hop (changed by each redirect followed).
-        var request: TransportRequest
-        var redirects = 0
-        /// Why a redirect was not followed (the send fails with it).
-        var redirectError: FormDataError?
         let observer: any TransportObserver
         let expectedBodyLength: Int64
         let bodyPath: String?
-        let responseLimit: UInt64
-        let rawResponseLimit: UInt64
-        var rawLimitExceeded = false
         /// A body the transport spooled itself (for a ``TransportRequest/Body/source(_:)``).
         let spooledBody: TemporaryFile?
-        var head: TransportResponseHead?
-        var body = Data()
+        var headReported = false
         var challenged: URLAuthenticationChallenge?
-        var limitExceeded = false
 
-        init(
-            request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
-            spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64
-        ) {
-            self.request = request
-            self.rawResponseLimit = rawResponseLimit
+        init(observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?, spooledBody: TemporaryFile?) {
             self.observer = observer
             self.expectedBodyLength = expectedBodyLength
             self.bodyPath = bodyPath
             self.spooledBody = spooledBody
-            self.responseLimit = responseLimit
         }
     }
 
     private let tasks = Locked<[Int: TaskRecord]>([:])
 
     func register(
-        _ task: URLSessionTask, request: TransportRequest, observer: any TransportObserver, expectedBodyLength: Int64,
-        bodyPath: String?, spooledBody: TemporaryFile?, responseLimit: UInt64, rawResponseLimit: UInt64
+        _ task: URLSessionTask, observer: any TransportObserver, expectedBodyLength: Int64, bodyPath: String?,
+        spooledBody: TemporaryFile?
     ) {
-        let record = TaskRecord(
-            request: request, observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath,
-            spooledBody: spooledBody, responseLimit: responseLimit, rawResponseLimit: rawResponseLimit)
+        let record = TaskRecord(observer: observer, expectedBodyLength: expectedBodyLength, bodyPath: bodyPath, spooledBody: spooledBody)
         tasks.withLock { $0[task.taskIdentifier] = record }
     }
 
@@ -237,67 +213,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         if let record = record(for: dataTask), let http = response as? HTTPURLResponse {
-            let head = TransportResponseHead(statusCode: http.statusCode, headers: Self.headers(of: http))
-            record.head = head
-            record.observer.transportDidReceiveResponse(head)
+            record.headReported = true
+            record.observer.transportDidReceiveResponse(TransportResponseHead(statusCode: http.statusCode, headers: Self.headers(of: http)))
         }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let record = record(for: dataTask), !record.limitExceeded, !record.rawLimitExceeded else { return }
-        if UInt64(record.body.count) + UInt64(data.count) > record.rawResponseLimit {
-            record.rawLimitExceeded = true
-            record.body = Data()
-            dataTask.cancel()
-            return
-        }
-        // libcurl inflates gzip responses itself: an encoded body arrives here decoded, so a
-        // decompression bomb is stopped here, as soon as it passes the limit.
-        if let head = record.head, ResponseInflation.isEncoded(head),
-            UInt64(record.body.count) + UInt64(data.count) > record.responseLimit
-        {
-            record.limitExceeded = true
-            record.body = Data()
-            dataTask.cancel()
-            return
-        }
-        record.body.append(data)
+        record(for: dataTask)?.observer.transportDidReceiveBodyData(data)
     }
 
+    /// Never followed here: one exchange per task, the 3xx is the response (the send driver
+    /// follows it, sending the body again for a 307/308, which FoundationNetworking cannot).
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        guard let record = record(for: task) else { return completionHandler(request) }
-        let decision = RedirectPolicy().decide(
-            after: record.request, statusCode: response.statusCode, location: request.url, redirectsSoFar: record.redirects)
-        switch decision {
-        case .deliver:
-            completionHandler(nil)
-        case .refuse(let error):
-            record.redirectError = error
-            completionHandler(nil)
-        case .follow(let next):
-            #if canImport(FoundationNetworking)
-            // FoundationNetworking follows a 307/308 without its upload body (0 bytes arrive).
-            if next.body != .none {
-                record.redirectError = .redirectRefused(
-                    from: record.request.url.absoluteString, to: next.url.absoluteString,
-                    reason: "URLSession on Linux cannot send the body again after a \(response.statusCode); CurlTransport can")
-                return completionHandler(nil)
-            }
-            #endif
-            var redirected = URLRequest(url: next.url)
-            redirected.httpMethod = next.method
-            redirected.timeoutInterval = request.timeoutInterval
-            for header in next.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
-                redirected.setValue(header.value, forHTTPHeaderField: header.name)
-            }
-            record.request = next
-            record.redirects += 1
-            completionHandler(redirected)
-        }
+        completionHandler(nil)
     }
 
     func urlSession(
@@ -316,8 +248,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     ///   cancelling it would fail every HTTPS request.
     /// - A credential challenge (Basic, Digest, NTLM…): credentials go out pre-emptively
     ///   (`Authorization`), so a challenge means they were missing or wrong; it is cancelled and
-    ///   the send fails with ``FormDataError/authenticationNeeded(underlying:)`` (default
-    ///   handling stalls on Linux).
+    ///   the 401 is the response (the send fails with
+    ///   ``FormDataError/authenticationNeeded(underlying:)``; default handling stalls on Linux).
     static func disposition(for space: URLProtectionSpace) -> URLSession.AuthChallengeDisposition {
         space.authenticationMethod == serverTrustMethod ? .performDefaultHandling : .cancelAuthenticationChallenge
     }
@@ -329,42 +261,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let record = tasks.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         record.spooledBody?.remove()
-        let result: Result<FormDataResponse, FormDataError>
-        if let redirectError = record.redirectError {
-            result = .failure(redirectError)
-        } else if record.rawLimitExceeded {
-            result = .failure(.responseTooLarge(limit: record.rawResponseLimit))
-        } else if record.limitExceeded {
-            result = .failure(.compression(underlying: .decompressedSizeLimitExceeded(limit: record.responseLimit)))
-        } else if let challenge = record.challenged, error != nil {
+        if let challenge = record.challenged, error != nil {
+            // The cancelled challenge's 401 (or 407) is the response.
             let failure = challenge.failureResponse as? HTTPURLResponse
-            result = .failure(
-                ResponseInflation.authenticationNeeded(
-                    TransportResponseHead(
-                        statusCode: failure?.statusCode ?? 401, headers: failure.map(Self.headers(of:)) ?? [:])))
-        } else if let error {
-            result = .failure(Self.map(error, bodyPath: record.bodyPath))
-        } else if let head = record.head
-            ?? (task.response as? HTTPURLResponse).map({
-                TransportResponseHead(statusCode: $0.statusCode, headers: Self.headers(of: $0))
-            })
-        {
-            // URLSession undoes the content encoding itself (libcurl on Linux): never inflate again.
-            result = ResponseInflation.response(
-                head: head, body: record.body, limit: record.responseLimit,
-                alreadyDecoded: true
-            ).map {
-                var response = $0
-                response.url = record.request.url
-                return response
+            if !record.headReported {
+                record.observer.transportDidReceiveResponse(
+                    TransportResponseHead(statusCode: failure?.statusCode ?? 401, headers: failure.map(Self.headers(of:)) ?? [:]))
             }
+            record.observer.transportDidFinish(nil)
+        } else if let error {
+            record.observer.transportDidFinish(Self.map(error, bodyPath: record.bodyPath))
         } else {
-            result = .failure(
-                .connectionFailure(
-                    underlying: UnderlyingError(
-                        domain: "FormDataKit", code: 0, message: "The server sent no HTTP response")))
+            if !record.headReported, let http = task.response as? HTTPURLResponse {
+                record.observer.transportDidReceiveResponse(
+                    TransportResponseHead(statusCode: http.statusCode, headers: Self.headers(of: http)))
+            }
+            record.observer.transportDidFinish(nil)
         }
-        record.observer.transportDidComplete(result)
     }
 
     static func headers(of response: HTTPURLResponse) -> [String: String] {
@@ -393,7 +306,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 underlying.code == NSURLErrorFileDoesNotExist
                 ? ENOENT
                 : underlying.code == NSURLErrorFileIsDirectory ? EISDIR : EACCES
-            return URLSessionTransport.bodyFileError(path: bodyPath ?? "", errno: code)
+            return .bodyFileUnreadable(path: bodyPath ?? "", errno: code)
         default:
             return .connectionFailure(underlying: underlying)
         }

@@ -215,11 +215,12 @@ final class RecordingDelegate: FormDataRequestDelegate, @unchecked Sendable {
     }
 }
 
-/// An observer that only reports completion.
-struct CompletionObserver: TransportObserver {
-    let done: @Sendable (Result<FormDataResponse, FormDataError>) -> Void
-
-    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {}
-    func transportDidReceiveResponse(_ head: TransportResponseHead) {}
-    func transportDidComplete(_ result: Result<FormDataResponse, FormDataError>) { done(result) }
+/// Sends `request` through `transport` with the send driver, as the façades do (redirects,
+/// limits, the idle clock, the checks on what reaches the wire), and returns how it ended.
+func drive(_ request: TransportRequest, on transport: any FormDataTransport) async -> Result<FormDataResponse, FormDataError> {
+    await withCheckedContinuation { continuation in
+        SendDriver(request: request, transport: transport) { event in
+            if case .finished(let result, _) = event { continuation.resume(returning: result) }
+        }.start()
+    }
 }

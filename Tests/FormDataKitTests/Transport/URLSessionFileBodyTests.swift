@@ -11,9 +11,7 @@ struct URLSessionFileBodyTests {
     typealias Support = TransportTestSupport
 
     static func send(_ request: TransportRequest, with transport: URLSessionTransport) async -> Result<FormDataResponse, FormDataError> {
-        await withCheckedContinuation { continuation in
-            _ = transport.start(request, observer: CompletionObserver { continuation.resume(returning: $0) })
-        }
+        await drive(request, on: transport)
     }
 
     static func fileRequest(_ url: URL, path: String, length: Int) -> TransportRequest {

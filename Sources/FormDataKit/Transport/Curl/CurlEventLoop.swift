@@ -5,8 +5,8 @@ import Foundation
 ///
 /// Other threads never touch libcurl handles: they queue a command (start or cancel a send) and
 /// wake the thread with `curl_multi_wakeup`. The thread runs `curl_multi_perform`, collects
-/// finished transfers, enforces each send's idle timeout, and sleeps in `curl_multi_poll` until a
-/// socket is ready, a timer is due, or a command arrives. Connections stay in the multi handle's
+/// finished transfers, and sleeps in `curl_multi_poll` until a socket is ready, one of libcurl's
+/// timers is due, or a command arrives. (The idle clock is the send driver's: it cancels.) Connections stay in the multi handle's
 /// cache between transfers, so sends to the same host reuse them. Started on first use; stopped
 /// when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
@@ -102,9 +102,8 @@ final class CurlEventLoop: @unchecked Sendable {
             var running: Int32 = 0
             _ = ccurl_multi_perform(multi, &running)
             collectFinished(multi)
-            let wait = enforceIdleTimeouts(multi)
             var ready: Int32 = 0
-            _ = ccurl_multi_poll(multi, wait, &ready)
+            _ = ccurl_multi_poll(multi, 1000, &ready)
         }
         // Stopped: fail what is left, then release libcurl's handles.
         // (Commands are released outside the lock: releasing a send can release the transport,
@@ -114,10 +113,10 @@ final class CurlEventLoop: @unchecked Sendable {
             defer { commands = [] }
             return commands
         }
-        for command in leftover { if case .start(let send) = command { send.complete(.failure(.cancelled)) } }
+        for command in leftover { if case .start(let send) = command { send.complete(.cancelled) } }
         for (easy, transfer) in active {
             _ = ccurl_multi_remove_handle(multi, easy)
-            transfer.send.complete(.failure(.cancelled))
+            transfer.send.complete(.cancelled)
         }
         active = [:]
         lock.withLock { self.multi = nil }
@@ -129,16 +128,16 @@ final class CurlEventLoop: @unchecked Sendable {
         switch command {
         case .start(let send):
             do throws(FormDataError) {
-                add(try send.makeFirstTransfer(), to: multi)
+                add(try send.makeTransfer(), to: multi)
             } catch {
-                send.complete(.failure(error))
+                send.complete(error)
             }
         case .cancel(let send):
             if let transfer = send.current, let easy = transfer.easy, active[easy] != nil {
                 _ = ccurl_multi_remove_handle(multi, easy)
                 active[easy] = nil
             }
-            send.complete(.failure(.cancelled))
+            send.complete(.cancelled)
         }
     }
 
@@ -147,10 +146,8 @@ final class CurlEventLoop: @unchecked Sendable {
         let code = ccurl_multi_add_handle(multi, easy)
         guard code == 0 else {
             transfer.send.complete(
-                .failure(
-                    .connectionFailure(
-                        underlying: UnderlyingError(
-                            domain: "libcurl-multi", code: Int(code), message: "curl_multi_add_handle failed"))))
+                .connectionFailure(
+                    underlying: UnderlyingError(domain: "libcurl-multi", code: Int(code), message: "curl_multi_add_handle failed")))
             return
         }
         active[easy] = transfer
@@ -162,30 +159,7 @@ final class CurlEventLoop: @unchecked Sendable {
         while ccurl_multi_next_done(multi, &easy, &code) == 1 {
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
-            if let next = transfer.send.transferFinished(transfer, code: code) {
-                add(next, to: multi)
-            }
+            transfer.send.transferFinished(transfer, code: code)
         }
-    }
-
-    /// Fails every transfer idle for longer than its request's timeout; returns how long the
-    /// loop may sleep (milliseconds) before the next one could expire.
-    private func enforceIdleTimeouts(_ multi: UnsafeMutableRawPointer) -> Int32 {
-        var wait: UInt64 = 1_000_000_000
-        let now = DispatchTime.now().uptimeNanoseconds
-        for (easy, transfer) in active {
-            let timeout = transfer.request.timeoutInterval
-            guard timeout > 0 else { continue }
-            let limit = UInt64(min(timeout, 1e9) * 1e9)
-            let idle = transfer.idleNanoseconds(now: now)
-            if idle >= limit {
-                _ = ccurl_multi_remove_handle(multi, easy)
-                active[easy] = nil
-                transfer.send.complete(.failure(transfer.send.idleTimeoutError))
-            } else {
-                wait = min(wait, limit - idle)
-            }
-        }
-        return Int32(max(1, (wait + 999_999) / 1_000_000))
     }
 }

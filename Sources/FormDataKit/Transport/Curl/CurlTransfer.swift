@@ -1,13 +1,9 @@
 import CCurl
 import Foundation
 
-/// One HTTP exchange on one libcurl easy handle: one hop of a send (a redirect is a new
-/// transfer). Set up on any thread, then touched only by the event loop's thread, where
-/// libcurl calls its callbacks.
-///
-/// The body is read from its ``BodySource`` inside libcurl's read callback, straight into
-/// libcurl's upload buffer (no copy, no spool); the response is collected within the request's
-/// size limit.
+/// One HTTP exchange on one libcurl easy handle. Set up on any thread, then touched only by the
+/// event loop's thread, where libcurl calls its callbacks; what arrives goes straight to the
+/// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
 final class CurlTransfer {
     let send: CurlSend
     let request: TransportRequest
@@ -25,27 +21,14 @@ final class CurlTransfer {
     private(set) var statusCode = 0
     private(set) var reasonPhrase: String?
     private(set) var headerLines: [(name: String, value: String)] = []
-    private(set) var body = Data()
-    /// Whether the response body grew past the request's limit (receiving stopped there).
-    private(set) var responseLimitExceeded = false
-    /// Whether the final (non-1xx) head of this hop has been received.
-    private(set) var headComplete = false
-    /// Whether the head was handed to the send (not for a redirect that is followed).
-    var headDelivered = false
-
-    // Activity, for the idle timeout (monotonic nanoseconds).
-    private(set) var lastActivity = DispatchTime.now().uptimeNanoseconds
     private var uploadedOnWire: Int64 = 0
-    private var downloaded: Int64 = 0
 
-    /// The `CURLAUTH_*` schemes this hop may answer with (see ``CurlSend``); 0: no credentials.
+    /// The `CURLAUTH_*` schemes this transfer may answer with (see ``CurlSend``); 0: no credentials.
     let authSchemes: Int
-    /// The jar this hop's cookies go to and come from (kept alive while the handle is).
+    /// The jar this transfer's cookies go to and come from (kept alive while the handle is).
     private var cookieJar: CurlCookieJar?
-    /// The last `WWW-Authenticate` (or `Proxy-Authenticate`) challenge the server sent.
-    private(set) var lastChallenge: String?
 
-    init(send: CurlSend, request: TransportRequest, authSchemes: Int = 0) {
+    init(send: CurlSend, request: TransportRequest, authSchemes: Int) {
         self.send = send
         self.request = request
         self.authSchemes = authSchemes
@@ -65,12 +48,9 @@ final class CurlTransfer {
         return text.isEmpty ? nil : text
     }
 
-    /// Creates and configures the easy handle.
-    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` for a header that is not a
-    ///   token or whose value has CR, LF or NUL (it would inject headers);
-    ///   ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
+    /// Creates and configures the easy handle (the head was checked by the send driver).
+    /// - Throws: ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
     func prepare(configuration: CurlTransport.Configuration) throws(FormDataError) {
-        try RequestHeaderValidation.requireValid(request.headers)
         guard let easy = ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
         }
@@ -88,7 +68,7 @@ final class CurlTransfer {
         set(CurlOption.noSignal, 1)
         set(CurlOption.tcpNoDelay, 1)
         check(CurlOption.errorBuffer, ccurl_easy_setopt_pointer(easy, CurlOption.errorBuffer, errorBuffer))
-        // Redirects are followed by CurlSend (ASIHTTPRequest's rules), one transfer per hop.
+        // Redirects are followed by the send driver (ASIHTTPRequest's rules), one exchange per hop.
         set(CurlOption.followLocation, 0)
         if configuration.connectTimeout > 0 {
             set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
@@ -229,10 +209,8 @@ final class CurlTransfer {
         return "-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n"
     }
 
-    /// Nanoseconds since anything moved.
-    func idleNanoseconds(now: UInt64) -> UInt64 { now > lastActivity ? now - lastActivity : 0 }
-
-    private func touch() { lastActivity = DispatchTime.now().uptimeNanoseconds }
+    /// The idle clock is the send driver's: nothing to record here.
+    private func touch() {}
 
     // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)
 
@@ -284,26 +262,15 @@ final class CurlTransfer {
         return CurlCallbackValue.seekOK
     }
 
-    /// Keeps response body bytes (already decoded when the response was content-encoded).
+    /// Passes response body bytes on (already decoded when the response was content-encoded).
     fileprivate func receiveBody(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        touch()
-        // The body of a redirect that will be followed is not kept.
-        if RedirectPolicy.isRedirect(statusCode: statusCode, hasLocation: header("Location") != nil) && send.followsRedirects {
-            return count
-        }
-        let limit = min(request.maximumResponseSize, isEncoded ? request.maximumDecompressedResponseSize : .max)
-        if UInt64(body.count) + UInt64(count) > limit {
-            responseLimitExceeded = true
-            return 0  // fewer bytes than given: libcurl stops with CURLE_WRITE_ERROR
-        }
-        body.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: count)
+        send.transferReceivedBody(UnsafeRawBufferPointer(start: bytes, count: count))
         return count
     }
 
-    /// One header line: a status line starts a new head (a 100 Continue, a redirect or an
-    /// authentication round each have their own); an empty line ends it.
+    /// One header line: a status line starts a new head (a 100 Continue or an authentication
+    /// round each have their own); an empty line ends it.
     fileprivate func receiveHeader(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        touch()
         var length = count
         while length > 0, bytes[length - 1] == 0x0A || bytes[length - 1] == 0x0D { length -= 1 }
         let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
@@ -312,34 +279,26 @@ final class CurlTransfer {
             statusCode = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
             reasonPhrase = parts.count > 2 ? String(parts[2]) : nil
             headerLines = []
-            headComplete = false
         } else if line.isEmpty {
             if statusCode >= 200 {
-                headComplete = true
-                send.transferReceivedHead(self)
+                send.transferReceivedHead(head)
+            } else if statusCode >= 100 {
+                send.transferReceivedInformational(head)
             }
         } else if let colon = line.firstIndex(of: ":") {
             let name = String(line[..<colon])
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             headerLines.append((name: name, value: value))
-            if name.caseInsensitiveCompare("WWW-Authenticate") == .orderedSame
-                || name.caseInsensitiveCompare("Proxy-Authenticate") == .orderedSame
-            {
-                lastChallenge = value
-            }
         }
         return count
     }
 
-    /// Progress: bytes of the body on the wire, and whether anything moved.
+    /// Progress: bytes of the body on the wire.
     fileprivate func progress(uploaded: Int64, downloaded: Int64) {
-        if uploaded != uploadedOnWire || downloaded != self.downloaded {
-            touch()
-        }
-        self.downloaded = downloaded
         if uploaded > uploadedOnWire {
+            let increment = uploaded - uploadedOnWire
             uploadedOnWire = uploaded
-            send.transferSentBody(self, totalBytesSent: uploaded)
+            send.transferSentBody(totalBytesSent: uploaded, increment: increment)
         }
     }
 
@@ -354,46 +313,9 @@ final class CurlTransfer {
         return joined
     }
 
-    /// The value of header `name` (compared case-insensitively).
-    func header(_ name: String) -> String? {
-        headerLines.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
-    }
-
-    /// Whether the response carries a content encoding (libcurl decodes it; the body is bounded
-    /// by the decompressed-size limit too).
-    var isEncoded: Bool {
-        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
-        return !encoding.isEmpty && encoding != "identity"
-    }
-
     /// The head of the response received.
     var head: TransportResponseHead {
         TransportResponseHead(statusCode: statusCode, headers: headers, reasonPhrase: reasonPhrase)
-    }
-
-    /// The URL a redirect points to, resolved by libcurl against the request URL.
-    var redirectURL: URL? {
-        guard let easy else { return nil }
-        var pointer: UnsafePointer<CChar>?
-        if ccurl_easy_getinfo_string(easy, CurlInfo.redirectURL, &pointer) == CurlCode.ok, let pointer {
-            return URL(string: String(cString: pointer))
-        }
-        guard let location = header("Location") else { return nil }
-        return URL(string: location, relativeTo: request.url)?.absoluteURL
-    }
-
-    /// Keeps `earlier`'s challenge until this hop sees one of its own (a retry answering it
-    /// may succeed without a new one).
-    func inheritChallenge(from earlier: CurlTransfer) {
-        if lastChallenge == nil { lastChallenge = earlier.lastChallenge }
-    }
-
-    /// The `CURLAUTH_*` schemes the server offered in its last challenge.
-    var schemesOffered: Int {
-        guard let easy else { return 0 }
-        var value = 0
-        _ = ccurl_easy_getinfo_long(easy, CurlInfo.httpAuthAvailable, &value)
-        return value
     }
 
     /// The system error number of a failed connection, when libcurl kept one.

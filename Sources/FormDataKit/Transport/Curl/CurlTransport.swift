@@ -12,20 +12,14 @@ import Foundation
 /// - No `Expect: 100-continue` (as ASIHTTPRequest): a server that never answers it would cost a
 ///   second per request. ``Configuration/sendsExpectContinue`` turns it on.
 /// - Progress counts body bytes on the wire; it ends at exactly the body length.
-/// - ``TransportRequest/timeoutInterval`` is an idle timeout (ASIHTTPRequest's
-///   `timeOutSeconds`): nothing sent or received for that long fails with
-///   ``FormDataError/timedOut(underlying:)``, at any point, connecting included.
-/// - Cancelling takes the transfer out of libcurl at once; the send completes with
+/// - One exchange per ``start(_:observer:)``: the send driver times sends out (ASIHTTPRequest's
+///   idle `timeOutSeconds`), follows redirects (``redirectPolicy``) and answers a challenge by
+///   starting another exchange.
+/// - Cancelling takes the transfer out of libcurl at once; the exchange finishes with
 ///   ``FormDataError/cancelled``. Nothing of the process is at risk, whatever point the body
 ///   had reached.
 /// - Responses: content encodings libcurl knows (gzip, deflate…) are decoded as the body
-///   arrives; the body is bounded by ``TransportRequest/maximumResponseSize`` (raw bytes) and,
-///   when encoded, ``TransportRequest/maximumDecompressedResponseSize``. The server's reason
-///   phrase and the final URL are kept.
-/// - Redirects are followed ASIHTTPRequest's way (see ``Configuration/followsRedirects``): at
-///   most five; 301/302/303 become a `GET` without body; 307/308 keep the method and send the
-///   body again from its parts; `Authorization` and `Cookie` never go to another origin; https
-///   to http is refused with ``FormDataError/redirectRefused(from:to:reason:)``.
+///   arrives and handed on; the server's reason phrase is kept.
 ///
 /// One transport owns one libcurl multi handle driven by one thread, started on first use: sends
 /// run side by side and never wait for one another; connections are reused across sends to the
@@ -140,10 +134,22 @@ public final class CurlTransport: FormDataTransport {
     /// streams from the parts.
     public var acceptedBodyForms: TransportBodyForms { .all }
 
-    /// True: credentials go to libcurl, which sends Basic first (when
+    /// Everything: credentials go to libcurl, which sends Basic first (when
     /// ``NetworkOptions/presentsCredentialsBeforeChallenge``) and answers a Digest or NTLM
-    /// challenge by sending the body again.
-    public var answersAuthenticationChallenges: Bool { true }
+    /// challenge; proxies, bandwidth limits, pinning, client certificates, per-request trust and
+    /// the cookie jar; content encodings are decoded as the body arrives.
+    public var capabilities: TransportCapabilities {
+        [
+            .challengeAuthentication, .proxies, .bandwidthLimit, .publicKeyPinning, .clientCertificates, .customTrust, .cookies,
+            .decodesContentEncoding,
+        ]
+    }
+
+    /// ASIHTTPRequest's rules with ``Configuration/maximumRedirects`` when
+    /// ``Configuration/followsRedirects``; nil otherwise (a redirect is the response).
+    public var redirectPolicy: RedirectPolicy? {
+        configuration.followsRedirects ? RedirectPolicy(maximumRedirects: configuration.maximumRedirects) : nil
+    }
 
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     /// - Parameters:
@@ -153,17 +159,10 @@ public final class CurlTransport: FormDataTransport {
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
         if let reason = CurlLibrary.loadError {
-            send.complete(
-                .failure(
-                    .unableToCreateRequest(
-                        underlying: UnderlyingError(
-                            domain: "FormDataKit", code: 0, message: reason))))
+            send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
         } else if !eventLoop.start(send) {
             send.complete(
-                .failure(
-                    .connectionFailure(
-                        underlying: UnderlyingError(
-                            domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))))
+                .connectionFailure(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "The curl transport has stopped")))
         }
         return send
     }

@@ -1,0 +1,227 @@
+import Foundation
+
+/// Carries out one send: feeds a ``SendStateMachine`` the transport's reports, the caller's
+/// cancel and the clock, and does what it says — starts and stops exchanges, arms the idle
+/// timer, keeps the response body, reports to the façade, removes the body's temporary file
+/// at the end. ``FormDataRequest`` and FormDataKitAF's managers send through it.
+///
+/// Threads: the machine is touched only under one lock; transports are started and cancelled
+/// outside it. The façade's events run in order, one at a time, through a ``SerialMailbox`` on
+/// the shared global queue — never on a transport's thread, and no queue or thread per send.
+package final class SendDriver: TransportTask, @unchecked Sendable {
+    // `@unchecked`: every mutable field is touched only under `lock`.
+
+    /// What the façade hears, in order; ``finished(_:)`` exactly once, last.
+    package enum Event: Sendable {
+        /// Body bytes went out (`delta` more; negative when a timed-out attempt is taken back).
+        case progress(delta: Int64)
+        /// The send starts again after a timeout (`retryCount` so far).
+        case retrying(retryCount: Int)
+        /// The head of the response that answers the send.
+        case responseHead(TransportResponseHead)
+        /// The send ended, with the whole response (its body decoded) or the error.
+        case finished(Result<FormDataResponse, FormDataError>, retryCount: Int)
+    }
+
+    private let transport: any FormDataTransport
+    private let onEvent: @Sendable (Event) -> Void
+    private let mailbox = SerialMailbox()
+    private let lock = NSLock()
+    private var machine: SendStateMachine
+    private var tasks: [Int: any TransportTask] = [:]
+    private var cancelledExchanges: Set<Int> = []
+    private var collector: ResponseBodyCollector?
+    private var bodyFile: TemporaryFile?
+    private var progressBatch: ProgressBatch?
+
+    /// A driver that sends `request` through `transport`.
+    /// - Parameters:
+    ///   - request: the request, its body in a form `transport` takes.
+    ///   - transport: what carries out each exchange.
+    ///   - bodyFile: the temporary file the body is read from, owned by the send: removed when it ends.
+    ///   - retriesOnTimeout: how many times a timed-out send starts again.
+    ///   - onEvent: the façade's events, in order, one at a time.
+    package init(
+        request: TransportRequest, transport: any FormDataTransport, bodyFile: TemporaryFile? = nil, retriesOnTimeout: Int = 0,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
+        self.transport = transport
+        self.onEvent = onEvent
+        self.bodyFile = bodyFile
+        let capabilities = transport.capabilities
+        machine = SendStateMachine(
+            request: request,
+            configuration: .init(
+                retriesOnTimeout: retriesOnTimeout, redirectPolicy: transport.redirectPolicy,
+                answersChallenges: capabilities.contains(.challengeAuthentication),
+                transportDecodesContentEncoding: capabilities.contains(.decodesContentEncoding),
+                idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval)))
+    }
+
+    /// Starts the send. What reaches the wire is checked once, here, whichever façade built the
+    /// request: header names and values, and that the transport can apply its network options.
+    package func start() {
+        let request = lock.withLock { machine.original }
+        do throws(FormDataError) {
+            try Self.validate(request, for: transport)
+        } catch {
+            handle(.refuse(error))
+            return
+        }
+        handle(.start(now: SendTimer.now))
+    }
+
+    /// Cancels the send: it finishes with ``FormDataError/cancelled`` at once (its exchange is
+    /// stopped), or when it starts if it has not yet.
+    package func cancel() { handle(.cancel) }
+
+    /// Checks what reaches the wire.
+    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` for a header that could inject
+    ///   others; ``FormDataError/unableToCreateRequest(underlying:)`` naming an option the
+    ///   transport cannot apply.
+    package static func validate(_ request: TransportRequest, for transport: any FormDataTransport) throws(FormDataError) {
+        try RequestHeaderValidation.requireValid(request.headers)
+        let capabilities = transport.capabilities
+        if let missing = request.network.requiredCapabilities.first(where: { !capabilities.contains($0.capability) }) {
+            // Never a silently different request: a setting the transport cannot apply is an error.
+            throw .unableToCreateRequest(
+                underlying: UnderlyingError(
+                    domain: "FormDataKit", code: 0,
+                    message: "\(missing.option) is set but \(type(of: transport)) cannot apply it; send with CurlTransport"))
+        }
+    }
+
+    // MARK: - Events
+
+    /// Feeds `event` to the machine and carries out its actions; `data`: the body bytes of a
+    /// ``SendStateMachine/Event/bodyReceived(id:count:now:)``.
+    fileprivate func handle(_ event: SendStateMachine.Event, data: Data? = nil) {
+        let outside = lock.withLock { () -> [SendStateMachine.Action] in
+            if case .exchangeEnded(let id, _, _) = event { tasks[id] = nil }
+            return apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
+        }
+        perform(outside)
+        // Nothing of a finished send stays referenced (a task holds its observer, which holds this).
+        lock.withLock { if machine.isFinished { tasks = [:] } }
+    }
+
+    /// Carries out the actions that need no transport call (under `lock`), returning the others.
+    private func apply(_ actions: [SendStateMachine.Action], exchange: Int, data: Data?) -> [SendStateMachine.Action] {
+        var outside: [SendStateMachine.Action] = []
+        for action in actions {
+            switch action {
+            case .startExchange, .armTimer:
+                outside.append(action)
+            case .cancelExchange(let id):
+                cancelledExchanges.insert(id)
+                outside.append(action)
+            case .reportProgress(let delta):
+                if delta > 0, let batch = progressBatch, batch.add(delta) { continue }
+                let batch = ProgressBatch(delta)
+                progressBatch = delta > 0 ? batch : nil
+                let onEvent = self.onEvent
+                mailbox.post {
+                    let delta = batch.take()
+                    if delta != 0 { onEvent(.progress(delta: delta)) }
+                }
+            case .reportRetry(let count):
+                post(.retrying(retryCount: count))
+                collector = nil
+            case .reportResponseHead(let head):
+                post(.responseHead(head))
+                collector = ResponseBodyCollector(
+                    head: head, transportDecodes: machine.configuration.transportDecodesContentEncoding,
+                    decompressedLimit: machine.original.maximumDecompressedResponseSize)
+            case .keepResponseBody:
+                guard let data else { continue }
+                do throws(FormDataError) {
+                    try collector?.append(data)
+                } catch {
+                    outside += apply(machine.handle(.bodyFailed(id: exchange, error: error)), exchange: exchange, data: nil)
+                }
+            case .finish(let outcome):
+                finish(outcome)
+            }
+        }
+        return outside
+    }
+
+    /// The actions that call the transport or the clock, outside the lock.
+    private func perform(_ actions: [SendStateMachine.Action]) {
+        for action in actions {
+            switch action {
+            case .startExchange(let id, let request):
+                let task = transport.start(request, observer: ExchangeObserver(driver: self, id: id))
+                let cancelNow = lock.withLock { () -> Bool in
+                    if cancelledExchanges.contains(id) || machine.isFinished { return true }
+                    tasks[id] = task
+                    return false
+                }
+                if cancelNow { task.cancel() }
+            case .cancelExchange(let id):
+                lock.withLock { tasks.removeValue(forKey: id) }?.cancel()
+            case .armTimer(let deadline):
+                SendTimer.schedule(at: deadline) { [self] in handle(.clock(now: SendTimer.now)) }
+            default:
+                break
+            }
+        }
+    }
+
+    private func post(_ event: Event) {
+        progressBatch = nil
+        let onEvent = self.onEvent
+        mailbox.post { onEvent(event) }
+    }
+
+    /// The send is over (under `lock`): the response with its kept body, or the error; the
+    /// body's temporary file is removed.
+    private func finish(_ outcome: SendStateMachine.Outcome) {
+        var result: Result<FormDataResponse, FormDataError>
+        switch outcome {
+        case .failure(let error):
+            result = .failure(error)
+        case .response(let head, let url, let authentication):
+            do throws(FormDataError) {
+                var collected = collector ?? ResponseBodyCollector()
+                var response = FormDataResponse(
+                    statusCode: head.statusCode, headers: head.headers, body: try collected.finish(), reasonPhrase: head.reasonPhrase,
+                    url: url)
+                response.authentication = authentication
+                result = .success(response)
+            } catch {
+                result = .failure(error)
+            }
+        }
+        collector = nil
+        bodyFile?.remove()
+        bodyFile = nil
+        post(.finished(result, retryCount: machine.retryCount))
+    }
+}
+
+/// Tells a ``SendDriver`` what one exchange reports, tagged with the exchange's id.
+private struct ExchangeObserver: TransportObserver {
+    let driver: SendDriver
+    let id: Int
+
+    func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
+        driver.handle(.bodySent(id: id, totalBytesSent: totalBytesSent, now: SendTimer.now))
+    }
+
+    func transportDidReceiveInformationalResponse(_ head: TransportResponseHead) {
+        driver.handle(.informationalResponse(id: id, head: head, now: SendTimer.now))
+    }
+
+    func transportDidReceiveResponse(_ head: TransportResponseHead) {
+        driver.handle(.responseHead(id: id, head: head, now: SendTimer.now))
+    }
+
+    func transportDidReceiveBodyData(_ data: Data) {
+        driver.handle(.bodyReceived(id: id, count: data.count, now: SendTimer.now), data: data)
+    }
+
+    func transportDidFinish(_ error: FormDataError?) {
+        driver.handle(.exchangeEnded(id: id, error: error, now: SendTimer.now))
+    }
+}
