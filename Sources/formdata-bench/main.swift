@@ -13,14 +13,15 @@ import Foundation
 // --size-mib size, 10 MiB and 100 KiB; FormDataKit over curl (the default), AsyncHTTPClient and
 // URLSession vs curl -F; see SendWorkload), concurrent (200 uploads of 1 MiB at once through one
 // transport: FormDataKit curl and AsyncHTTPClient vs 200 curl -F processes; see
-// ConcurrentWorkload).
+// ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
+// 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot).
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
-// with this target), except the senders of W5 and concurrent, which need AsyncHTTPClient and run
-// as `--child send` and `--child concurrent`.
+// with this target), except the senders of W5, concurrent and W7, which run as `--child send`,
+// `--child concurrent` and `--child w7`.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7 ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -29,6 +30,7 @@ func main() throws {
         switch arguments[1] {
         case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
         case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
+        case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -53,7 +55,7 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent"] }
+    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7"] }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -76,6 +78,9 @@ func main() throws {
             try SendWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory, into: &report)
         case "concurrent":
             try ConcurrentWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
+        case "w7", "small":
+            try SmallFormsWorkload.run(
+                sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }
