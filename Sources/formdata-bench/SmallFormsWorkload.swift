@@ -51,7 +51,7 @@ enum SmallFormsWorkload {
                         row: row("Go net/http", "ref; mime/multipart + http.Client, a body built per request", reference: nil),
                         timing: .wallClock, command: [go] + arguments, requests: count))
             } else {
-                report.failures.append("\(workload) · Go net/http: skipped (golang-go is not installed)")
+                report.checks.append("\(workload) · Go net/http: skipped (install Debian's golang-go for this row)")
             }
             if hasCurl {
                 let config = try curlConfig(count: count, url: url, file: file, in: directory, name: "w7-\(mode).curlrc")
