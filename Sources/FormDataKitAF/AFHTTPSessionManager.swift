@@ -34,7 +34,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// Called with upload or download progress.
     public typealias ProgressHandler = @Sendable (Progress) -> Void
 
-    private struct Settings {
+    struct Settings {
         var requestSerializer: AFHTTPRequestSerializer
         var responseSerializer: AFHTTPResponseSerializer
         var completionQueue: DispatchQueue?
@@ -49,7 +49,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// What sends the requests.
     public let transport: any FormDataTransport
 
-    private let settings: Locked<Settings>
+    let settings: Locked<Settings>
 
     /// A manager with no base URL (AFNetworking's `+manager`).
     /// - Returns: a new manager.
@@ -339,94 +339,5 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             return nil
         }
         return makeTask(request, uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-    }
-
-    // MARK: - Sending
-
-    private static func applying(_ headers: [String: String]?, to request: URLRequest) -> URLRequest {
-        var result = request
-        for (field, value) in headers ?? [:] { result.setValue(value, forHTTPHeaderField: field) }
-        return result
-    }
-
-    private func startedTask(_ task: AFHTTPSessionDataTask?) -> AFHTTPSessionDataTask? {
-        task?.resume()
-        return task
-    }
-
-    private func reportBuildFailure(_ error: any Error, to failure: Failure?) {
-        guard let failure else { return }
-        (completionQueue ?? DispatchQueue.global()).async { failure(nil, error) }
-    }
-
-    private func makeTask(
-        _ request: URLRequest, uploadProgress: ProgressHandler?, downloadProgress: ProgressHandler?,
-        success: Success?, failure: Failure?
-    ) -> AFHTTPSessionDataTask {
-        let handlers = AFTaskHandlers(
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-        return AFHTTPSessionDataTask(
-            request: request,
-            starter: { [self] task in send(task, handlers: handlers) },
-            canceller: { [self] task in observer(for: task, handlers: handlers).fail(FormDataError.cancelled) })
-    }
-
-    private func observer(for task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) -> AFTaskObserver {
-        let current = settings.current
-        return AFTaskObserver(
-            task: task, handlers: handlers, responseSerializer: current.responseSerializer,
-            completionQueue: current.completionQueue ?? DispatchQueue.global())
-    }
-
-    private func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
-        let observer = observer(for: task, handlers: handlers)
-        let prepared: AFPreparedRequest
-        do {
-            prepared = try AFPreparedRequest(
-                task.originalRequest, additionalHeaders: sessionConfiguration.httpAdditionalHeaders,
-                for: transport,
-                compressing: requestSerializer.shouldCompressRequestBody)
-        } catch {
-            observer.fail(error)
-            return
-        }
-        var request = prepared.request
-        do {
-            try applySecurityPolicy(to: &request)
-        } catch {
-            prepared.spooledBody?.remove()
-            observer.fail(error)
-            return
-        }
-        let bodyLength = request.body.length
-        // The driver owns the spooled (or compressed) body file and removes it when the send ends.
-        let driver = SendDriver(request: request, transport: transport, bodyFile: prepared.spooledBody) { event in
-            observer.handle(event, bodyLength: bodyLength)
-        }
-        task.attach(driver)
-        driver.start()
-    }
-
-    /// Puts ``securityPolicy``'s checks into `request` (curl transport); with another transport,
-    /// a policy other than the default is an error rather than a request checked differently.
-    private func applySecurityPolicy(to request: inout TransportRequest) throws {
-        let policy = securityPolicy
-        let options = try policy.networkOptions()
-        let isDefault =
-            options.trustedCertificates.isEmpty && options.pinnedPublicKeyHashes.isEmpty
-            && options.validatesSecureCertificate && options.validatesHostName
-        if isDefault { return }
-        guard transport.answersAuthenticationChallenges else {
-            throw FormDataError.unableToCreateRequest(
-                underlying: UnderlyingError(
-                    domain: "FormDataKitAF", code: 0,
-                    message:
-                        "securityPolicy needs CurlTransport; with \(type(of: transport)), configure the transport itself (AFSecurityPolicy.trustAnchorPinning())"
-                ))
-        }
-        request.network.trustedCertificates = options.trustedCertificates
-        request.network.pinnedPublicKeyHashes = options.pinnedPublicKeyHashes
-        request.network.validatesSecureCertificate = options.validatesSecureCertificate
-        request.network.validatesHostName = options.validatesHostName
     }
 }
