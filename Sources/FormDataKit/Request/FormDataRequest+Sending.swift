@@ -8,8 +8,9 @@ extension FormDataRequest {
     /// read ``error``, ``responseStatusCode``, ``responseData``, ``responseString``,
     /// ``responseHeaders`` and ``responseStatusMessage``.
     ///
-    /// Safe from any thread, the main thread in top-level code included: the work happens on the
-    /// transport's and the request's own queues, never on the caller's actor.
+    /// Safe from any thread, the main thread in top-level code included: the body is built on the
+    /// calling thread (which waits anyway), the exchange runs on the transport's threads, and the
+    /// callbacks where ``callbackQueue`` says (or run here, when called on that queue itself).
     ///
     /// - Returns: what failed this call, or nil when its send succeeded (a 404 is a success). A
     ///   call made while the request is already being sent (from another thread) returns
@@ -21,7 +22,7 @@ extension FormDataRequest {
             // Called on the callback queue itself (the main queue, say): blocking here would keep
             // the callbacks from ever running, so they are run here, in order, as they come.
             let inbox = CallbackInbox()
-            send(inbox: inbox) { result in
+            send(inbox: inbox, buildingHere: true) { result in
                 if case .failure(let error) = result { outcome.withLock { $0 = error } }
                 inbox.close()
             }
@@ -29,7 +30,7 @@ extension FormDataRequest {
             return outcome.current
         }
         let done = DispatchSemaphore(value: 0)
-        send { result in
+        send(buildingHere: true) { result in
             if case .failure(let error) = result { outcome.withLock { $0 = error } }
             done.signal()
         }
@@ -71,8 +72,12 @@ extension FormDataRequest {
         task?.cancel()
     }
 
-    /// Starts one send; `completion` runs after the last callback.
-    func send(inbox: CallbackInbox? = nil, _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?) {
+    /// Starts one send; `completion` runs after the last callback. `buildingHere`: the caller
+    /// waits for the send anyway (``startSynchronous()``), so the body is built on its thread.
+    func send(
+        inbox: CallbackInbox? = nil, buildingHere: Bool = false,
+        _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
+    ) {
         let claimed = sending.withLock { state -> Bool in
             guard !state.current.inFlight else { return false }
             state.current.inFlight = true
@@ -86,8 +91,13 @@ extension FormDataRequest {
             return
         }
         let context = SendContext(request: self, inbox: inbox, completion: completion)
-        // The build reads files (and may compress): on the shared global queue, never the caller's.
-        DispatchQueue.global().async { context.begin() }
+        if buildingHere {
+            context.begin()
+        } else {
+            // The build reads files (and may compress): on the shared global queue, never the
+            // caller's (an actor's, or the concurrency pool's).
+            DispatchQueue.global().async { context.begin() }
+        }
     }
 
     /// Builds what the transport sends from the current state (after a successful build), and

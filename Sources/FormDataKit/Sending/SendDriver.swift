@@ -161,7 +161,9 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
             case .cancelExchange(let id):
                 lock.withLock { tasks.removeValue(forKey: id) }?.cancel()
             case .armTimer(let deadline):
-                SendTimer.schedule(at: deadline) { [self] in handle(.clock(now: SendTimer.now)) }
+                // Weakly: a finished send is not kept until its timer is due (an exchange in
+                // flight is kept alive by its transport, which holds the exchange's observer).
+                SendTimer.schedule(at: deadline) { [weak self] in self?.handle(.clock(now: SendTimer.now)) }
             default:
                 break
             }
