@@ -34,8 +34,16 @@ final class AFTaskObserver: @unchecked Sendable {
         self.completionQueue = completionQueue
     }
 
+    /// The task's events, in order, on the global queue (the driver's arrive on a transport's
+    /// thread; progress handlers and the response serializer are the caller's code).
+    private let events = SerialMailbox()
+
     /// One event of the task's send (in order, one at a time); `bodyLength`: the body's size.
     func handle(_ event: SendDriver.Event, bodyLength: UInt64) {
+        events.post { [self] in handleHere(event, bodyLength: bodyLength) }
+    }
+
+    private func handleHere(_ event: SendDriver.Event, bodyLength: UInt64) {
         switch event {
         case .progress(let delta):
             let total = sentSoFar.withLock { sent -> Int64 in

@@ -124,12 +124,27 @@ enum SmallFormsWorkload {
     }
 
     /// The child: `w7 sequential|parallel COUNT IN_FLIGHT URL FILE` — the form built and sent
-    /// COUNT times through `CurlTransport.shared`, one at a time or IN_FLIGHT at once; fails
-    /// unless every answer is 200.
+    /// COUNT times through `CurlTransport.shared`, one at a time (`startSynchronous()`) or
+    /// IN_FLIGHT at once (`startAsynchronous()` and a completion block); fails unless every answer is 200.
     static func child(_ arguments: [String]) throws {
         guard arguments.count == 5, let count = Int(arguments[1]), let inFlight = Int(arguments[2]), let url = URL(string: arguments[3])
         else { throw BenchError.usage("w7 sequential|parallel COUNT IN_FLIGHT URL FILE") }
         let file = arguments[4]
+        if arguments[0] == "sequential" {
+            // One at a time, as an ASI caller sends in a loop: startSynchronous.
+            for index in 0..<count {
+                let request = FormDataRequest(url: url)
+                request.transport = CurlTransport.shared
+                request.timeOutSeconds = 60
+                for (key, value) in fields { request.addPostValue(value, forKey: key) }
+                try request.addFile(file, forKey: "file")
+                if let error = request.startSynchronous() { throw BenchError.childFailed("w7: send \(index + 1) failed: \(error)") }
+                guard request.responseStatusCode == 200 else {
+                    throw BenchError.childFailed("w7: send \(index + 1): status \(request.responseStatusCode)")
+                }
+            }
+            return
+        }
         let slots = DispatchSemaphore(value: arguments[0] == "parallel" ? max(1, inFlight) : 1)
         let done = DispatchGroup()
         let failures = FailureLog()

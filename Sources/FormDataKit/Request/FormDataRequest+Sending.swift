@@ -139,11 +139,11 @@ extension FormDataRequest {
                             domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
             }
             var headers: [(name: String, value: String)] = state.effectiveHeaders
-                .filter { $0.key.caseInsensitiveCompare("Content-Length") != .orderedSame }
+                .filter { !$0.key.equalsIgnoringASCIICase("Content-Length") }
                 .sorted { $0.key < $1.key }
                 .map { (name: $0.key, value: $0.value) }
             func has(_ name: String) -> Bool {
-                headers.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+                headers.contains { $0.name.equalsIgnoringASCIICase(name) }
             }
             if !has("Accept-Encoding") {
                 headers.append((name: "Accept-Encoding", value: allowCompressed ? "gzip" : "identity"))

@@ -14,6 +14,9 @@ final class SendContext: @unchecked Sendable {
     /// callback queue itself (it runs them).
     private let inbox: CallbackInbox?
     private let bodyLength = Locked<UInt64>(0)
+    /// Where callbacks run when there is no callback queue: in order, on the shared global
+    /// queue, never on the transport's thread the driver's events arrive on.
+    private let callbacks = SerialMailbox()
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -25,15 +28,19 @@ final class SendContext: @unchecked Sendable {
         self.callbackQueue = request.effectiveCallbackQueue
     }
 
-    /// Runs `callbacks` where the delegate and blocks go: on the callback queue when there is one
-    /// (in order: every call is made in order, and each queue is FIFO), else right here.
-    private func deliver(_ callbacks: @escaping @Sendable () -> Void) {
+    /// Runs `work` where the delegate and blocks go: on the callback queue when there is one (in
+    /// order: every call is made in order, and each queue is FIFO), else in this send's mailbox
+    /// on the global queue. `internalOnly`: nothing of the caller's runs (no delegate, no block,
+    /// only a completion that resumes a waiter), so it may run right here when nothing is pending.
+    private func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         if let inbox {
-            inbox.post(callbacks)
-        } else if let callbackQueue {
-            callbackQueue.async(execute: callbacks)
+            inbox.post(work)
+        } else if let callbackQueue, !internalOnly {
+            callbackQueue.async(execute: work)
+        } else if internalOnly {
+            callbacks.runHereIfIdle(work)
         } else {
-            callbacks()
+            callbacks.post(work)
         }
     }
 
@@ -71,9 +78,11 @@ final class SendContext: @unchecked Sendable {
             return (state.callbacks.delegate.value, state.callbacks.startedBlock, state.settings.numberOfTimesToRetryOnTimeout)
         }
         let request = self.request
-        deliver {
-            delegate?.requestStarted(request)
-            started?()
+        if delegate != nil || started != nil {
+            deliver {
+                delegate?.requestStarted(request)
+                started?()
+            }
         }
         let driver = SendDriver(
             request: transportRequest, transport: request.transport, bodyFile: bodyFile, retriesOnTimeout: retries
@@ -100,8 +109,9 @@ final class SendContext: @unchecked Sendable {
                 state.results.responseHeaders = head.headers
                 return state.callbacks.delegate.value
             }
+            guard let delegate else { return }
             let request = self.request
-            deliver { delegate?.request(request, didReceiveResponseHeaders: head.headers) }
+            deliver { delegate.request(request, didReceiveResponseHeaders: head.headers) }
         case .finished(let result, _):
             finish(result, bodyFile: bodyFile)
         }
@@ -122,6 +132,7 @@ final class SendContext: @unchecked Sendable {
             }
             return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock)
         }
+        guard delegate != nil || (block != nil && delta > 0) else { return }
         let request = self.request
         deliver {
             delegate?.request(request, didSendBytes: delta)
@@ -156,7 +167,7 @@ final class SendContext: @unchecked Sendable {
         let request = self.request
         let completion = self.completion
         // The completion (what start() and startSynchronous() wait for) runs after the callbacks.
-        deliver {
+        deliver(internalOnly: delegate == nil && block == nil) {
             switch result {
             case .success: delegate?.requestFinished(request)
             case .failure: delegate?.requestFailed(request)

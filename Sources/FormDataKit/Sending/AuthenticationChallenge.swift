@@ -17,7 +17,7 @@ package enum AuthenticationChallenge {
             let word = String(trimmed.prefix { $0 != " " && $0 != "=" })
             // `name=value` (or `token68=`) is a parameter of the challenge before it.
             guard !word.isEmpty, trimmed.dropFirst(word.count).first != "=" else { continue }
-            let scheme = answerable.first { $0.caseInsensitiveCompare(word) == .orderedSame } ?? word
+            let scheme = answerable.first { $0.equalsIgnoringASCIICase(word) } ?? word
             if !schemes.contains(scheme) { schemes.append(scheme) }
         }
         return schemes

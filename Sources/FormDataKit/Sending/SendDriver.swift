@@ -6,12 +6,15 @@ import Foundation
 /// at the end. ``FormDataRequest`` and FormDataKitAF's managers send through it.
 ///
 /// Threads: the machine is touched only under one lock; transports are started and cancelled
-/// outside it. The façade's events run in order, one at a time, through a ``SerialMailbox`` on
-/// the shared global queue — never on a transport's thread, and no queue or thread per send.
+/// outside it. The façade's events run in order, one at a time, through a ``SerialMailbox``
+/// drained by the thread that produced them (a transport's, the timer's) once the lock is
+/// released: a façade only records them and hands user code to a queue of its own. No queue or
+/// thread is made per send.
 package final class SendDriver: TransportTask, @unchecked Sendable {
     // `@unchecked`: every mutable field is touched only under `lock`.
 
-    /// What the façade hears, in order; ``finished(_:)`` exactly once, last.
+    /// What the façade hears, in order, one at a time, possibly on a transport's thread (return
+    /// quickly; run user code elsewhere); ``finished(_:retryCount:)`` exactly once, last.
     package enum Event: Sendable {
         /// Body bytes went out (`delta` more; negative when a timed-out attempt is taken back).
         case progress(delta: Int64)
@@ -33,6 +36,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private var collector: ResponseBodyCollector?
     private var bodyFile: TemporaryFile?
     private var progressBatch: ProgressBatch?
+    /// Whether this event's handler claimed the mailbox's drain (under `lock`).
+    private var claimedDrain = false
 
     /// A driver that sends `request` through `transport`.
     /// - Parameters:
@@ -96,11 +101,14 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     /// Feeds `event` to the machine and carries out its actions; `data`: the body bytes of a
     /// ``SendStateMachine/Event/bodyReceived(id:count:now:)``.
     fileprivate func handle(_ event: SendStateMachine.Event, data: Data? = nil) {
-        let outside = lock.withLock { () -> [SendStateMachine.Action] in
+        let (outside, drain) = lock.withLock { () -> ([SendStateMachine.Action], Bool) in
             if case .exchangeEnded(let id, _, _) = event { tasks[id] = nil }
-            return apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
+            let outside = apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
+            defer { claimedDrain = false }
+            return (outside, claimedDrain)
         }
         perform(outside)
+        if drain { mailbox.drainHere() }
         // Nothing of a finished send stays referenced (a task holds its observer, which holds this).
         lock.withLock { if machine.isFinished { tasks = [:] } }
     }
@@ -120,7 +128,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 let batch = ProgressBatch(delta)
                 progressBatch = delta > 0 ? batch : nil
                 let onEvent = self.onEvent
-                mailbox.post {
+                enqueue {
                     let delta = batch.take()
                     if delta != 0 { onEvent(.progress(delta: delta)) }
                 }
@@ -173,7 +181,12 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private func post(_ event: Event) {
         progressBatch = nil
         let onEvent = self.onEvent
-        mailbox.post { onEvent(event) }
+        enqueue { onEvent(event) }
+    }
+
+    /// Queues `item` for the façade (under `lock`); the handler drains after releasing it.
+    private func enqueue(_ item: @escaping @Sendable () -> Void) {
+        if mailbox.enqueue(item) { claimedDrain = true }
     }
 
     /// The send is over (under `lock`): the response with its kept body, or the error; the

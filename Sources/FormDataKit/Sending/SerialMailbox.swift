@@ -1,27 +1,60 @@
 import Foundation
 
-/// Runs one send's callbacks in the order they were posted, one at a time, on the shared global
-/// queue: no queue or thread is made per send. Whoever posts to an idle mailbox schedules one
-/// drain; posts that come while it drains join it.
-final class SerialMailbox: @unchecked Sendable {
+/// Runs one send's callbacks in the order they were posted, one at a time: no queue or thread is
+/// made per send. Two ways to drain it:
+/// - ``post(_:)``: whoever posts to an idle mailbox schedules one drain on the shared global
+///   queue; posts that come while it drains join it (for user code: never a transport's thread);
+/// - ``enqueue(_:)`` then ``drainHere()``: the thread that claimed the drain runs the items
+///   itself, after releasing its own locks (for the send driver's events to its façade, which
+///   only record state and hand user code on).
+package final class SerialMailbox: @unchecked Sendable {
     // `@unchecked`: `items` and `draining` are touched only under `lock`.
     private let lock = NSLock()
     private var items: [@Sendable () -> Void] = []
     private var draining = false
 
-    /// Queues `item` after everything posted before it.
+    /// An empty mailbox.
+    package init() {}
+
+    /// Queues `item` after everything posted before it; the shared global queue runs them.
     /// - Parameter item: the work.
-    func post(_ item: @escaping @Sendable () -> Void) {
-        let schedule = lock.withLock { () -> Bool in
+    package func post(_ item: @escaping @Sendable () -> Void) {
+        if enqueue(item) { DispatchQueue.global().async { self.drainHere() } }
+    }
+
+    /// Queues `item`; true when the caller has claimed the drain and must call ``drainHere()``
+    /// (once it holds no lock an item might take).
+    /// - Parameter item: the work.
+    /// - Returns: whether the caller drains.
+    package func enqueue(_ item: @escaping @Sendable () -> Void) -> Bool {
+        lock.withLock { () -> Bool in
             items.append(item)
             guard !draining else { return false }
             draining = true
             return true
         }
-        if schedule { DispatchQueue.global().async { self.drain() } }
     }
 
-    private func drain() {
+    /// Runs `item` on this thread when nothing is queued or running, else queues it for the
+    /// global queue: a cheap last step (a semaphore, a continuation) skips a thread hop.
+    /// - Parameter item: the work.
+    package func runHereIfIdle(_ item: @escaping @Sendable () -> Void) {
+        let idle = lock.withLock { () -> Bool in
+            guard !draining, items.isEmpty else { return false }
+            draining = true
+            return true
+        }
+        guard idle else { return post(item) }
+        item()
+        let more = lock.withLock { () -> Bool in
+            if items.isEmpty { draining = false }
+            return !items.isEmpty
+        }
+        if more { DispatchQueue.global().async { self.drainHere() } }
+    }
+
+    /// Runs the queued items, and those queued meanwhile, on this thread (the drain's claimant).
+    package func drainHere() {
         while true {
             let batch = lock.withLock { () -> [@Sendable () -> Void]? in
                 guard !items.isEmpty else {

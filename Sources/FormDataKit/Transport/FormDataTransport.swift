@@ -250,7 +250,7 @@ public struct TransportRequest: Sendable, Equatable {
     /// - Parameter name: the header's name, in any case.
     /// - Returns: its value (the last one set, for a request), or nil when there is none.
     public func header(_ name: String) -> String? {
-        headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.last { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 
     /// Requests are equal when every part is equal (headers in order).
@@ -304,6 +304,6 @@ public struct TransportResponseHead: Sendable, Equatable {
     /// - Parameter name: the header's name, in any case.
     /// - Returns: its value (the last one set, for a request), or nil when there is none.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 }

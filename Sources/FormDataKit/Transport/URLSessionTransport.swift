@@ -88,7 +88,7 @@ public final class URLSessionTransport: FormDataTransport {
         urlRequest.httpMethod = request.method
         // The idle clock is the send driver's.
         urlRequest.timeoutInterval = Self.noTimeout
-        for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+        for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {
             urlRequest.setValue(header.value, forHTTPHeaderField: header.name)
         }
         let prepared: (body: TransportRequest.Body, spooled: TemporaryFile?)

@@ -109,8 +109,8 @@ final class CurlTransfer {
         let method = request.method.uppercased()
         var hasContentType = false
         var list: UnsafeMutableRawPointer?
-        for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
-            if header.name.caseInsensitiveCompare("Content-Type") == .orderedSame { hasContentType = true }
+        for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {
+            if header.name.equalsIgnoringASCIICase("Content-Type") { hasContentType = true }
             // "Name;" sends a header with an empty value ("Name:" would remove it).
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             list = ccurl_slist_append(list, line)
@@ -271,13 +271,28 @@ final class CurlTransfer {
     /// One header line: a status line starts a new head (a 100 Continue or an authentication
     /// round each have their own); an empty line ends it.
     fileprivate func receiveHeader(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        var length = count
-        while length > 0, bytes[length - 1] == 0x0A || bytes[length - 1] == 0x0D { length -= 1 }
-        let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: length), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-            statusCode = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            reasonPhrase = parts.count > 2 ? String(parts[2]) : nil
+        // Byte-level: this runs for every header line of every response.
+        let raw = UnsafeRawBufferPointer(start: bytes, count: count)
+        var end = count
+        while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
+        let line = UnsafeRawBufferPointer(rebasing: raw[0..<end])
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: line[range]), as: UTF8.self) }
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        if line.count >= 5, line[0] == 0x48, line[1] == 0x54, line[2] == 0x54, line[3] == 0x50, line[4] == 0x2F {  // "HTTP/"
+            // HTTP/x.y SP code [SP reason]
+            var index = 5
+            while index < line.count, !isBlank(line[index]) { index += 1 }
+            while index < line.count, isBlank(line[index]) { index += 1 }
+            var code = 0
+            var digits = 0
+            while index < line.count, line[index] >= 0x30, line[index] <= 0x39, digits < 3 {
+                code = code * 10 + Int(line[index] - 0x30)
+                index += 1
+                digits += 1
+            }
+            statusCode = digits == 3 ? code : 0
+            while index < line.count, isBlank(line[index]) { index += 1 }
+            reasonPhrase = index < line.count ? text(index..<line.count) : nil
             headerLines = []
         } else if line.isEmpty {
             if statusCode >= 200 {
@@ -285,10 +300,12 @@ final class CurlTransfer {
             } else if statusCode >= 100 {
                 send.transferReceivedInformational(head)
             }
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headerLines.append((name: name, value: value))
+        } else if let colon = line.firstIndex(of: 0x3A) {
+            var start = colon + 1
+            var stop = line.count
+            while start < stop, isBlank(line[start]) { start += 1 }
+            while stop > start, isBlank(line[stop - 1]) { stop -= 1 }
+            headerLines.append((name: text(0..<colon), value: text(start..<stop)))
         }
         return count
     }
