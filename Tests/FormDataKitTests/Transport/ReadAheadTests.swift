@@ -95,6 +95,30 @@ struct ReadAheadTests {
         }
     }
 
+    @Test(
+        "a challenge answered after a bare first try: libcurl rewinds the body (the read-ahead restarts) and the second try carries it whole"
+    )
+    func rewindForChallenge() async throws {
+        try await Support.withReceiver { receiver in
+            let file = try Support.makeFile(size: 700_000, seed: 85)
+            defer { file.remove() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/auth/u/p"), file: file.path, transport: CurlTransport())
+            request.username = "u"
+            request.password = "p"
+            request.shouldPresentCredentialsBeforeChallenge = false
+            try request.buildPostBody()
+            let expected = SHA256.hex(try #require(request.bodySource).readAll())
+            let outcome = await ThreadedSend(request).outcome(within: 30)
+            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+            let received = receiver.requests
+            #expect(received.count == 2)
+            // The first try went out whole too (the server read it before answering 401), so the
+            // second needed the body from its start again.
+            #expect(received.map(\.bodyBytes) == [Int(request.postLength), Int(request.postLength)])
+            #expect(received.last?.bodySHA256 == expected)
+        }
+    }
+
     // MARK: - Helpers
 
     /// Sends `count` forms with `file` one after another on `transport`; each must be answered 200
