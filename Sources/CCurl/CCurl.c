@@ -15,6 +15,7 @@ typedef void (*easy_cleanup_fn)(void *);
 typedef int (*easy_setopt_fn)(void *, int, ...);
 typedef int (*easy_getinfo_fn)(void *, int, ...);
 typedef const char *(*easy_strerror_fn)(int);
+typedef int (*easy_pause_fn)(void *, int);
 typedef void *(*slist_append_fn)(void *, const char *);
 typedef void (*slist_free_all_fn)(void *);
 typedef void *(*multi_init_fn)(void);
@@ -55,6 +56,7 @@ static struct {
     easy_setopt_fn easy_setopt;
     easy_getinfo_fn easy_getinfo;
     easy_strerror_fn easy_strerror;
+    easy_pause_fn easy_pause;
     slist_append_fn slist_append;
     slist_free_all_fn slist_free_all;
     multi_init_fn multi_init;
@@ -112,6 +114,7 @@ static void load_library(void) {
     BIND(easy_setopt, "curl_easy_setopt");
     BIND(easy_getinfo, "curl_easy_getinfo");
     BIND(easy_strerror, "curl_easy_strerror");
+    BIND(easy_pause, "curl_easy_pause");
     BIND(slist_append, "curl_slist_append");
     BIND(slist_free_all, "curl_slist_free_all");
     BIND(multi_init, "curl_multi_init");
@@ -178,6 +181,7 @@ int ccurl_easy_getinfo_long(void *easy, int info, long *value) { return api.easy
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value) { return api.easy_getinfo(easy, info, value); }
 const char *ccurl_easy_strerror(int code) { return api.easy_strerror(code); }
+int ccurl_easy_pause(void *easy, int bitmask) { return api.easy_pause(easy, bitmask); }
 
 void *ccurl_slist_append(void *list, const char *string) { return api.slist_append(list, string); }
 void ccurl_slist_free_all(void *list) { api.slist_free_all(list); }

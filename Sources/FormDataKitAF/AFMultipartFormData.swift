@@ -14,8 +14,9 @@ public protocol AFMultipartFormData: AnyObject {
     ///
     /// - Throws: ``AFURLRequestSerializationError/notFileURL(_:)``,
     ///   ``AFURLRequestSerializationError/fileNotReachable(_:)``,
-    ///   ``AFURLRequestSerializationError/fileIsDirectory(_:)``, or a `FormDataError` when the file
-    ///   cannot be read.
+    ///   ``AFURLRequestSerializationError/fileIsDirectory(_:)``, `FormDataError.notARegularFile` for
+    ///   a FIFO, a device, a socket or a `/proc` file (naming the path), or a `FormDataError` when
+    ///   the file cannot be read.
     func appendPart(withFileURL fileURL: URL, name: String) throws
 
     /// Appends the file at `fileURL` as part `name` with the given file name and MIME type. The

@@ -276,7 +276,7 @@ final class Send: @unchecked Sendable {
     /// A file error met while streaming, in the category a spooling build reports it in.
     static func sendingCategory(_ error: FormDataError) -> FormDataError {
         switch error {
-        case .fileChanged, .fileNotFound, .fileIsDirectory, .fileUnreadable:
+        case .fileChanged, .fileNotFound, .fileIsDirectory, .notARegularFile, .fileUnreadable:
             return .internalErrorWhileBuilding(underlying: error)
         default:
             return error

@@ -1,5 +1,6 @@
 import FormDataKit
 import FormDataKitAF
+import FormDataKitTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -201,6 +202,22 @@ struct AFMultipartTests {
         #expect(parsed.parts.map { $0.header("Content-Type") } == ["image/jpeg", "application/octet-stream", "application/x-other"])
         #expect(parsed.parts[0].content == Data("file content".utf8))
         #expect(request.httpMethod == "PUT")
+    }
+
+    @Test("appendPart(withFileURL:) refuses a FIFO, /dev/zero, a socket and /proc/self/status, naming the path")
+    func nonRegularFilesAreRefused() throws {
+        let special = try SpecialFiles()
+        for (path, kind) in special.all {
+            var caught: (any Error)?
+            do {
+                _ = try serializer().multipartFormRequest(withMethod: "POST", urlString: "http://example.com", parameters: nil) { form in
+                    try form.appendPart(withFileURL: URL(fileURLWithPath: path), name: "file")
+                }
+            } catch {
+                caught = error
+            }
+            #expect(caught as? FormDataError == .notARegularFile(path: path, kind: kind))
+        }
     }
 
     @Test func fileURLErrorsPropagateWithAFCodes() throws {

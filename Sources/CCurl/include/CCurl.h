@@ -47,6 +47,9 @@ int ccurl_easy_getinfo_long(void *easy, int info, long *value);
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value);
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value);
 const char *ccurl_easy_strerror(int code);
+/// `curl_easy_pause(easy, bitmask)`: `CURLPAUSE_CONT` (0) resumes a transfer whose read callback
+/// returned `CURL_READFUNC_PAUSE`. Call it only on the thread that drives the handle's multi.
+int ccurl_easy_pause(void *easy, int bitmask);
 
 void *ccurl_slist_append(void *list, const char *string);
 void ccurl_slist_free_all(void *list);

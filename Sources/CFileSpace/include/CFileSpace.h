@@ -9,4 +9,9 @@
 /// extension), hence this one-function C target.
 int cfilespace_reserve(int fd, int64_t length);
 
+/// The type of the file system holding `path` (or the open file `fd` when `path` is NULL):
+/// `statfs(2)`'s `f_type` magic number on Linux (0x9fa0 for /proc…); 0 when it cannot be
+/// told, and on other platforms. Swift's Glibc module does not expose `statfs`.
+int64_t cfilespace_filesystem_type(int fd, const char *path);
+
 #endif

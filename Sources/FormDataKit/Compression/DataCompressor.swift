@@ -32,8 +32,8 @@ public enum DataCompressor {
     /// existing file at `destination` untouched. `source` and `destination` may be the same path.
     ///
     /// - Throws: ``FormDataError/fileNotFound(path:)`` when `source` does not exist,
-    ///   ``FormDataError/fileIsDirectory(path:)`` or ``FormDataError/fileUnreadable(path:errno:)``
-    ///   for other source problems, ``FormDataError/fileChanged(path:expectedSize:actualSize:)``
+    ///   ``FormDataError/fileIsDirectory(path:)``, ``FormDataError/notARegularFile(path:kind:)`` or
+    ///   ``FormDataError/fileUnreadable(path:errno:)`` for other source problems, ``FormDataError/fileChanged(path:expectedSize:actualSize:)``
     ///   when the source changes size while it is read, ``FormDataError/fileUnwritable(path:errno:)``
     ///   when the destination cannot be written, ``FormDataError/compressionFailed(code:message:)``
     ///   when zlib fails.

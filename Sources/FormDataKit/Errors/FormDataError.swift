@@ -21,6 +21,13 @@ public enum FormDataError: Error, Sendable, Equatable {
     case fileNotFound(path: String)
     /// `path` names a directory, not a file.
     case fileIsDirectory(path: String)
+    /// `path` exists but is not a regular file (or a link to one): a FIFO, a device, a socket,
+    /// or a file of a kernel file system such as `/proc` or `/sys`, whose size says nothing about
+    /// its content. `kind` says which (`"FIFO"`, `"character device"`, `"procfs file"`…).
+    /// Raised when the file is added (`addFile`, `appendPostDataFromFile`, AF's
+    /// `appendPart(withFileURL:…)`), when the body is built, and when the file is opened to be
+    /// sent (a FIFO put in its place later is refused, never waited on).
+    case notARegularFile(path: String, kind: String)
     /// The file at `path` exists but could not be opened or read; `errno` says why.
     case fileUnreadable(path: String, errno: Int32)
     /// The file at `path` changed size after the body length was computed. Nothing was sent
@@ -141,7 +148,7 @@ extension FormDataError {
         case .fileUnwritable: return 8
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
-        case .fileNotFound, .fileIsDirectory, .fileUnreadable, .fileChanged, .unencodableString,
+        case .fileNotFound, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
             .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision, .rawBodyWithFormFields:
             return 6
         }
@@ -176,6 +183,8 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "No file exists at \(path)"
         case .fileIsDirectory(let path):
             return "The path \(path) is a directory, not a file"
+        case .notARegularFile(let path, let kind):
+            return "The path \(path) is a \(kind), not a regular file: only regular files (or links to one) can be sent"
         case .fileUnreadable(let path, let code):
             return "The file at \(path) could not be read: \(Self.systemMessage(code))"
         case .fileChanged(let path, let expected, let actual):

@@ -77,7 +77,8 @@ extension FormDataRequest {
     /// Appends the file at `path` to the raw body (ASIHTTPRequest's `appendPostDataFromFile:`):
     /// it is read when sent, never loaded whole; a file that changes size before then fails the
     /// send (``FormDataError/fileChanged(path:expectedSize:actualSize:)``).
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
+    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
     ///   at once, as ``addFile(_:forKey:)`` does.
     /// - Parameter path: the file whose contents are added at the end of the raw body.
     public func appendPostDataFromFile(_ path: String) throws(FormDataError) {
@@ -102,7 +103,10 @@ extension FormDataRequest {
     /// Setting it makes the file the raw body, sent as it is (ASIHTTPRequest's
     /// `setPostBodyFilePath:` with `shouldStreamPostDataFromDisk`: a PUT of a file): read when
     /// sent, never loaded whole; reading the property then gives the same path back. Setting nil
-    /// removes the raw body.
+    /// removes the raw body. A setter cannot throw: a path that is missing or not a regular file
+    /// (a FIFO, a device, a socket, a `/proc` file) is refused by the build — ``buildPostBody()``
+    /// throws ``FormDataError/notARegularFile(path:kind:)`` naming it, and a send fails with it —
+    /// before a byte is read.
     public var postBodyFilePath: String? {
         get { currentPostBodyFilePath }
         set {

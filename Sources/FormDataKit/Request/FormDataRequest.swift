@@ -217,18 +217,21 @@ public final class FormDataRequest: Sendable {
     // MARK: - Files and data
 
     /// Appends the file at `filePath` as a file field, named after its last path component and
-    /// typed from its extension. A missing file or a directory throws at once.
+    /// typed from its extension. A missing file, a directory, or anything but a regular file (a
+    /// FIFO, a device, a socket, a `/proc` file) throws at once.
     /// - Parameters:
     ///   - filePath: the file to send, read when the body is built.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``.
+    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
+    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file).
     public func addFile(_ filePath: String, forKey key: String) throws {
         try addFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
     }
 
     /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
     /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
-    /// the body is built. A missing file or a directory throws ``FormDataError`` naming the path.
+    /// the body is built. A missing file, a directory or a file that is not a regular file throws
+    /// ``FormDataError`` naming the path.
     /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
     /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
     /// sending nothing; add the file again to send its new contents.
@@ -237,7 +240,8 @@ public final class FormDataRequest: Sendable {
     ///   - fileName: the `filename` sent; nil: the path's last component.
     ///   - contentType: the part's type; nil: from the extension.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``.
+    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
+    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file).
     public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
@@ -248,7 +252,8 @@ public final class FormDataRequest: Sendable {
     /// - Parameters:
     ///   - filePath: the file to send.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
+    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
     ///   (nothing is removed then).
     public func setFile(_ filePath: String, forKey key: String) throws {
         try setFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
@@ -260,7 +265,8 @@ public final class FormDataRequest: Sendable {
     ///   - fileName: the `filename` sent; nil: the path's last component.
     ///   - contentType: the part's type; nil: from the extension.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` or ``FormDataError/fileIsDirectory(path:)``
+    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
+    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
     ///   (nothing is removed then).
     public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {

@@ -3,17 +3,73 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSpace
 import Foundation
 
-/// Checks on files a form refers to.
+/// Checks on files a form refers to: only regular files (or links to one) can be sent.
+///
+/// A FIFO would block the thread that opens it until a writer comes, a device such as
+/// `/dev/zero` never ends (or reports size 0), and a file of a kernel file system (`/proc`,
+/// `/sys`, cgroups) reports a size that says nothing about its content: each is a
+/// ``FormDataError/notARegularFile(path:kind:)`` naming the path.
 package enum FileInspection {
-    /// The size of the readable regular file at `path`; a missing path, a directory, or an
-    /// unreadable file is a ``FormDataError`` naming the path.
+    /// The size of the readable regular file at `path`; a missing path, a directory, a file that
+    /// is not a regular file, or an unreadable file is a ``FormDataError`` naming the path.
     package static func regularFileSize(at path: String) throws(FormDataError) -> UInt64 {
         var info = stat()
         guard stat(path, &info) == 0 else { throw OpenedFileRange.openError(path: path, errno: errno) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
+        if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(path: path) {
+            throw .notARegularFile(path: path, kind: kind)
+        }
         guard access(path, R_OK) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
         return UInt64(info.st_size)
+    }
+
+    /// The size of the regular file open as `descriptor` (`path` names it in errors), checked as
+    /// ``regularFileSize(at:)`` checks a path.
+    package static func regularFileSize(descriptor: Int32, path: String) throws(FormDataError) -> UInt64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
+        if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(descriptor: descriptor) {
+            throw .notARegularFile(path: path, kind: kind)
+        }
+        return UInt64(info.st_size)
+    }
+
+    /// What the file at `path` is when it exists and is neither a regular file nor a directory.
+    package static func nonRegularKind(at path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return kind(ofMode: info.st_mode)
+    }
+
+    /// What a file of mode `mode` is, or nil for a regular file or a directory.
+    private static func kind(ofMode mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG, S_IFDIR: return nil
+        case S_IFIFO: return "FIFO"
+        case S_IFCHR: return "character device"
+        case S_IFBLK: return "block device"
+        case S_IFSOCK: return "socket"
+        default: return "special file"
+        }
+    }
+
+    /// Linux's kernel file systems whose files are generated when read: their size is 0 or a page,
+    /// whatever they hold, by `statfs(2)`'s magic number (never matched elsewhere: the C call
+    /// gives 0 there).
+    private static let pseudoFileSystems: [Int: String] = [
+        0x9fa0: "procfs file", 0x6265_6572: "sysfs file", 0x0027_e0eb: "cgroup file", 0x6367_7270: "cgroup file",
+        0x6462_6720: "debugfs file", 0x7472_6163: "tracefs file", 0x7363_6673: "securityfs file",
+    ]
+
+    private static func pseudoFileSystemKind(path: String) -> String? {
+        pseudoFileSystems[Int(cfilespace_filesystem_type(-1, path))]
+    }
+
+    private static func pseudoFileSystemKind(descriptor: Int32) -> String? {
+        pseudoFileSystems[Int(cfilespace_filesystem_type(descriptor, nil))]
     }
 }

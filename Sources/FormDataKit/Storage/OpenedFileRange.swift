@@ -13,13 +13,27 @@ package final class OpenedFileRange {
     /// Bytes of the range already read.
     package private(set) var consumed: UInt64 = 0
 
-    /// Opens `range.path` and checks its size.
+    /// A test seam: called with the path before every open, on the thread that opens it (a test
+    /// blocks here to stand for a slow file system). Nil outside tests.
+    package static let openHook = Locked<(@Sendable (String) -> Void)?>(nil)
+
+    /// Opens `range.path` and checks that it is a regular file of the recorded size.
+    ///
+    /// The file is opened non-blocking, so a FIFO put in its place cannot block the open; it is
+    /// then refused (``FormDataError/notARegularFile(path:kind:)``), as are devices and sockets.
     package init(_ range: FileRange) throws(FormDataError) {
         self.range = range
-        let fd = open(range.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Self.openError(path: range.path, errno: errno) }
+        if let hook = Self.openHook.current { hook(range.path) }
+        let fd = open(range.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            if let kind = FileInspection.nonRegularKind(at: range.path) { throw .notARegularFile(path: range.path, kind: kind) }
+            throw Self.openError(path: range.path, errno: code)
+        }
         descriptor = fd
         try checkSize()
+        // Reads of a regular file block as usual (the flag only mattered for the open).
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
     }
 
     deinit { close(descriptor) }
@@ -28,12 +42,10 @@ package final class OpenedFileRange {
     package var remaining: UInt64 { range.length - consumed }
 
     /// Throws ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` unless the file still
-    /// has the size recorded when the body length was computed.
+    /// has the size recorded when the body length was computed (and
+    /// ``FormDataError/notARegularFile(path:kind:)`` unless it is a regular file).
     package func checkSize() throws(FormDataError) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: range.path, errno: errno) }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: range.path) }
-        let size = UInt64(info.st_size)
+        let size = try FileInspection.regularFileSize(descriptor: descriptor, path: range.path)
         if size != range.expectedFileSize {
             throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: size)
         }

@@ -3,12 +3,13 @@ import Foundation
 
 /// The thread that drives one libcurl multi handle: every transfer of one ``CurlTransport``.
 ///
-/// Other threads never touch libcurl handles: they queue a command (start or cancel a send) and
-/// wake the thread with `curl_multi_wakeup`. The thread runs `curl_multi_perform`, collects
-/// finished transfers, and sleeps in `curl_multi_poll` until a socket is ready, one of libcurl's
-/// timers is due, or a command arrives. (The idle clock is the send driver's: it cancels.) Connections stay in the multi handle's
-/// cache between transfers, so sends to the same host reuse them. Started on first use; stopped
-/// when its transport is released.
+/// Other threads never touch libcurl handles: they queue a command (start or cancel a send, or
+/// resume a transfer whose body has bytes again) and wake the thread with `curl_multi_wakeup`.
+/// The thread runs `curl_multi_perform`, collects finished transfers, and sleeps in
+/// `curl_multi_poll` until a socket is ready, one of libcurl's timers is due, or a command
+/// arrives (the idle clock is the send driver's: it cancels). It never reads a file: bodies come
+/// from a ``BodyReadAhead``. Connections stay in the multi handle's cache between transfers, so
+/// sends to the same host reuse them. Started on first use; stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
     // `@unchecked`: `commands`, `thread` and `stopped` are guarded by `lock`; `multi` and
     // `active` are touched only by the loop's own thread (and `multi` by `curl_multi_wakeup`
@@ -16,6 +17,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private enum Command {
         case start(CurlSend)
         case cancel(CurlSend)
+        /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
+        case resume(easy: UInt, readAhead: BodyReadAhead)
     }
 
     private let lock = NSLock()
@@ -43,6 +46,12 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Queues the cancellation of `send`.
     func cancel(_ send: CurlSend) {
         _ = submit(.cancel(send))
+    }
+
+    /// Queues resuming the transfer on easy handle `easy` (its address), paused until its body's
+    /// `readAhead` had bytes; nothing happens when that transfer has ended meanwhile.
+    func resume(easy: UInt, readAhead: BodyReadAhead) {
+        _ = submit(.resume(easy: easy, readAhead: readAhead))
     }
 
     /// Ends the thread after its current round; sends still in flight fail with ``FormDataError/cancelled``.
@@ -138,6 +147,10 @@ final class CurlEventLoop: @unchecked Sendable {
                 active[easy] = nil
             }
             send.complete(.cancelled)
+        case .resume(let key, let readAhead):
+            if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
+                transfer.resumeBody(readAhead: readAhead)
+            }
         }
     }
 

@@ -133,6 +133,10 @@ enum CurlCode {
 enum CurlCallbackValue {
     /// From a read callback: end the transfer with `CURLE_ABORTED_BY_CALLBACK`.
     static let readAbort = 0x1000_0000
+    /// From a read callback: nothing to send yet; the transfer waits for `curl_easy_pause(CONT)`.
+    static let readPause = 0x1000_0001
+    /// `curl_easy_pause`'s bitmask that resumes both directions (`CURLPAUSE_CONT`).
+    static let pauseContinue: Int32 = 0
     static let seekOK: Int32 = 0
     static let seekFail: Int32 = 1
 }

@@ -4,6 +4,11 @@ import Foundation
 /// One HTTP exchange on one libcurl easy handle. Set up on any thread, then touched only by the
 /// event loop's thread, where libcurl calls its callbacks; what arrives goes straight to the
 /// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
+///
+/// The body is read from its ``BodySource`` ahead of libcurl, on the ``BodyReaderPool`` (never
+/// on the event loop's thread: a slow file system must not hold every other send), into a
+/// bounded ``BodyReadAhead``; libcurl's read callback only copies from it, and pauses the
+/// transfer while it is empty.
 final class CurlTransfer {
     let send: CurlSend
     let request: TransportRequest
@@ -13,7 +18,9 @@ final class CurlTransfer {
 
     // Body
     private let bodySource: BodySource?
-    private var reader: BodyReader?
+    private var readAhead: BodyReadAhead?
+    /// Whether the read callback paused the transfer, waiting for the read-ahead.
+    private var pausedForBody = false
     /// The error that stopped reading the body (a file that changed or vanished).
     private(set) var bodyError: FormDataError?
 
@@ -37,6 +44,7 @@ final class CurlTransfer {
     }
 
     deinit {
+        readAhead?.cancel()
         if let easy { ccurl_easy_cleanup(easy) }
         if let headerList { ccurl_slist_free_all(headerList) }
         errorBuffer.deallocate()
@@ -73,10 +81,12 @@ final class CurlTransfer {
         if configuration.connectTimeout > 0 {
             set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
         }
+        var uploadBuffer = 64 << 10  // libcurl's default
         if configuration.uploadBufferSize > 0, let length = bodySource?.length {
             // A sixteenth of the body, between libcurl's 64 KiB and the configured size.
             let wanted = Int(clamping: length / 16)
-            set(CurlOption.uploadBufferSize, max(64 << 10, min(configuration.uploadBufferSize, wanted)))
+            uploadBuffer = max(64 << 10, min(configuration.uploadBufferSize, wanted))
+            set(CurlOption.uploadBufferSize, uploadBuffer)
         }
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
@@ -122,6 +132,13 @@ final class CurlTransfer {
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
             check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
+            // Read ahead in two chunks of the upload buffer's size; when bytes arrive for a
+            // paused transfer, the event loop resumes it on its own thread.
+            let key = UInt(bitPattern: easy)
+            readAhead = BodyReadAhead(source: source, chunkSize: uploadBuffer) { [weak loop = send.transport.eventLoop] readAhead in
+                loop?.resume(easy: key, readAhead: readAhead)
+            }
+            readAhead?.prefetch()
             if method != "POST" { set(CurlOption.customRequest, string: request.method) }
             if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
         } else if method == "GET" {
@@ -209,56 +226,43 @@ final class CurlTransfer {
         return "-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n"
     }
 
-    /// The idle clock is the send driver's: nothing to record here.
-    private func touch() {}
-
     // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)
 
-    /// Fills libcurl's upload buffer from the body, as full as the body allows.
+    /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it
+    /// has nothing yet (``resumeBody(readAhead:)`` continues it).
     fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
-        guard let source = bodySource else { return 0 }
-        if reader == nil { reader = source.makeReader(chunkSize: capacity) }
-        guard let reader else { return 0 }
-        var filled = 0
-        do throws(FormDataError) {
-            while filled < capacity {
-                let got = try reader.read(
-                    into: UnsafeMutableRawBufferPointer(
-                        start: UnsafeMutableRawPointer(buffer) + filled, count: capacity - filled))
-                if got == 0 { break }
-                filled += got
-            }
-        } catch {
+        guard let readAhead else { return 0 }
+        switch readAhead.read(into: UnsafeMutableRawPointer(buffer), capacity: capacity) {
+        case .bytes(let count):
+            return count
+        case .end:
+            return 0
+        case .wouldBlock:
+            pausedForBody = true
+            return CurlCallbackValue.readPause
+        case .failed(let error):
             bodyError = error
             return CurlCallbackValue.readAbort
         }
-        if filled > 0 { touch() }
-        return filled
+    }
+
+    /// The read-ahead `readAhead` has bytes again (a command on the event loop's thread):
+    /// resumes the transfer if it is this one's and paused for them.
+    func resumeBody(readAhead: BodyReadAhead) {
+        guard readAhead === self.readAhead, pausedForBody, let easy else { return }
+        pausedForBody = false
+        // libcurl may call the read callback from here, which may pause again.
+        _ = ccurl_easy_pause(easy, CurlCallbackValue.pauseContinue)
     }
 
     /// Rewinds the body to `offset` (libcurl re-sends it on a reused connection that turned
-    /// out closed, and for authentication rounds).
+    /// out closed, and for authentication rounds): the read-ahead starts again there, on its
+    /// workers; the next read pauses until it has bytes.
     fileprivate func seekBody(to offset: Int64, origin: Int32) -> Int32 {
-        guard let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
+        guard let readAhead, let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
             return CurlCallbackValue.seekFail
         }
-        let fresh = source.makeReader()
-        var toSkip = Int(offset)
-        if toSkip > 0 {
-            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: min(toSkip, 1 << 16), alignment: 16)
-            defer { scratch.deallocate() }
-            do throws(FormDataError) {
-                while toSkip > 0 {
-                    let got = try fresh.read(into: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<min(toSkip, scratch.count)]))
-                    if got == 0 { return CurlCallbackValue.seekFail }
-                    toSkip -= got
-                }
-            } catch {
-                bodyError = error
-                return CurlCallbackValue.seekFail
-            }
-        }
-        reader = fresh
+        readAhead.restart(at: UInt64(offset))
         return CurlCallbackValue.seekOK
     }
 

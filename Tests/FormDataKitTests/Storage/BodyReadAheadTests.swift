@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import FormDataKit
+
+/// The read-ahead behind the curl transport's read callback: exact bytes in order, restarts at
+/// any offset, read errors in order, bodies in memory copied without a worker; and the pool's
+/// replacement of a stalled worker.
+@Suite("Body read-ahead and its reader pool")
+struct BodyReadAheadTests {
+    /// A body of bytes and file ranges (one starting inside its file), 2 files in all.
+    static func mixedBody(in scratch: Scratch) throws -> BodySource {
+        let first = try scratch.write("one.bin", TransportTestSupport.randomData(size: 70_001, seed: 5))
+        let second = try scratch.write("two.bin", TransportTestSupport.randomData(size: 9_000, seed: 6))
+        return BodySource(segments: [
+            BodySegment(.bytes(Data("--head\r\n".utf8))),
+            BodySegment(.file(FileRange(path: first, length: 70_001, expectedFileSize: 70_001))),
+            BodySegment(.bytes(Data("\r\n--middle\r\n".utf8))),
+            BodySegment(.file(FileRange(path: second, offset: 1_000, length: 5_000, expectedFileSize: 9_000))),
+            BodySegment(.bytes(Data("\r\n--tail--\r\n".utf8))),
+        ])
+    }
+
+    /// Reads `readAhead` to its end (or error) in pieces of `capacity`, waiting for `ready` when told to.
+    static func drain(_ readAhead: BodyReadAhead, ready: DispatchSemaphore, capacity: Int = 777) -> Result<Data, FormDataError> {
+        var out = Data()
+        var buffer = [UInt8](repeating: 0, count: capacity)
+        while true {
+            let result = buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: capacity) }
+            switch result {
+            case .bytes(let count): out.append(contentsOf: buffer[0..<count])
+            case .end: return .success(out)
+            case .failed(let error): return .failure(error)
+            case .wouldBlock:
+                if ready.wait(timeout: .now() + 10) == .timedOut {
+                    return .failure(.cancelled)  // never told to go on: a lost wake-up
+                }
+            }
+        }
+    }
+
+    @Test("a body of bytes and file ranges comes out whole and in order, in odd chunk and read sizes")
+    func wholeBody() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let source = try Self.mixedBody(in: scratch)
+        for chunkSize in [1, 1_000, 64 << 10, 1 << 20] {
+            let ready = DispatchSemaphore(value: 0)
+            let readAhead = BodyReadAhead(source: source, chunkSize: chunkSize) { _ in ready.signal() }
+            readAhead.prefetch()
+            #expect(try Self.drain(readAhead, ready: ready, capacity: chunkSize == 1 ? 5_000 : 777).get() == source.readAll())
+        }
+    }
+
+    @Test("restart at any offset (inside bytes, inside a file range, on a boundary, the end) gives the rest exactly")
+    func restartAtOffsets() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let source = try Self.mixedBody(in: scratch)
+        let whole = try source.readAll()
+        let ready = DispatchSemaphore(value: 0)
+        let readAhead = BodyReadAhead(source: source, chunkSize: 4_096) { _ in ready.signal() }
+        _ = Self.drain(readAhead, ready: ready)
+        for offset in [0, 3, 8, 8 + 70_001, 40_000, 70_020, whole.count - 1, whole.count] {
+            readAhead.restart(at: UInt64(offset))
+            #expect(try Self.drain(readAhead, ready: ready).get() == whole.subdata(in: offset..<whole.count), "offset \(offset)")
+        }
+    }
+
+    @Test("a file that changed size: the bytes before it, then fileChanged (as readAll reports it)")
+    func errorInOrder() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("grows.bin", Data(count: 10_000))
+        let source = BodySource(segments: [
+            BodySegment(.bytes(Data("before".utf8))), BodySegment(.file(FileRange(path: path, length: 10_000, expectedFileSize: 10_000))),
+        ])
+        try Data(count: 10_005).write(to: URL(fileURLWithPath: path))
+        let ready = DispatchSemaphore(value: 0)
+        let readAhead = BodyReadAhead(source: source, chunkSize: 4_096) { _ in ready.signal() }
+        var first = [UInt8](repeating: 0, count: 6)
+        var result = first.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 6) }
+        if result == .wouldBlock {
+            _ = ready.wait(timeout: .now() + 10)
+            result = first.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 6) }
+        }
+        #expect(result == .bytes(6))
+        #expect(Self.drain(readAhead, ready: ready) == .failure(.fileChanged(path: path, expectedSize: 10_000, actualSize: 10_005)))
+    }
+
+    @Test("a body in memory is copied on the caller's thread: never wouldBlock, no worker")
+    func inMemory() throws {
+        let pool = BodyReaderPool(baseWorkers: 1, maximumWorkers: 1)
+        let data = TransportTestSupport.randomData(size: 300_000, seed: 7)
+        let source = BodySource(segments: [BodySegment(.bytes(data.prefix(100))), BodySegment(.bytes(data.dropFirst(100)))])
+        let readAhead = BodyReadAhead(source: source, chunkSize: 65_536, pool: pool) { _ in Issue.record("no wake-up expected") }
+        readAhead.prefetch()
+        var out = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while case .bytes(let count) = buffer.withUnsafeMutableBytes({ readAhead.read(into: $0.baseAddress!, capacity: 65_536) }) {
+            out.append(contentsOf: buffer[0..<count])
+        }
+        #expect(out == data)
+        readAhead.restart(at: 150_000)
+        #expect(buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 10) } == .bytes(10))
+        #expect(Array(buffer[0..<10]) == Array(data[150_000..<150_010]))
+        #expect(pool.workerThreads == 0)
+    }
+
+    @Test("a worker stuck in one job is replaced (up to the maximum): the next job still runs")
+    func stalledWorkerReplaced() {
+        let pool = BodyReaderPool(baseWorkers: 1, maximumWorkers: 2, stallThreshold: 0.1)
+        let stuck = DispatchSemaphore(value: 0)
+        let ran = DispatchSemaphore(value: 0)
+        pool.submit { _ = stuck.wait(timeout: .now() + 10) }
+        pool.submit { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+        #expect(pool.workerThreads == 2)
+        // At the maximum, with both workers stuck, a job waits for one to return.
+        pool.submit { _ = stuck.wait(timeout: .now() + 10) }
+        pool.submit { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 0.5) == .timedOut)
+        #expect(pool.workerThreads == 2)
+        stuck.signal()
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+        stuck.signal()
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import FormDataKitTestSupport
+import Testing
+@testable import FormDataKit
+
+/// A file part must be a regular file (or a link to one): a FIFO blocks whoever opens it, a
+/// device never ends, a socket cannot be opened, a `/proc` file says size 0 and has content.
+@Suite("File parts are regular files: FIFO, device, socket and /proc files are typed errors naming the path")
+struct NonRegularFileTests {
+    @Test("addFile, setFile and appendPostDataFromFile refuse each at once; nothing is added")
+    func refusedWhenAdded() throws {
+        let special = try SpecialFiles()
+        for (path, kind) in special.all {
+            let expected = FormDataError.notARegularFile(path: path, kind: kind)
+            let request = FormDataRequest(url: anyURL)
+            #expect(throws: expected) { try request.addFile(path, forKey: "f") }
+            #expect(throws: expected) { try request.setFile(path, withFileName: "x", andContentType: nil, forKey: "f") }
+            #expect(throws: expected) { try request.appendPostDataFromFile(path) }
+            #expect(request.form.isEmpty)
+            try request.buildPostBody()
+            #expect(request.postLength == 0)
+            #expect(expected.asiErrorCode == 6)
+            #expect(
+                expected.description
+                    == "The path \(path) is a \(kind), not a regular file: only regular files (or links to one) can be sent")
+        }
+    }
+
+    @Test("a link to a regular file is a regular file")
+    func linkToRegularFile() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let target = try scratch.write("real.txt", "content")
+        let link = scratch.path + "/link.txt"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let request = FormDataRequest(url: anyURL)
+        try request.addFile(link, forKey: "f")
+        let raw = FormDataRequest(url: anyURL)
+        try raw.appendPostDataFromFile(link)
+        try raw.buildPostBody()
+        #expect(raw.postLength == 7)
+    }
+
+    @Test("postBodyFilePath set to one: the build throws it (a setter cannot) and a send fails with it, connecting nowhere")
+    func postBodyFilePathRefusedAtBuild() async throws {
+        let special = try SpecialFiles()
+        for (path, kind) in special.all {
+            let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/never")!)
+            request.postBodyFilePath = path
+            #expect(request.postBodyFilePath == path)  // reads back as set, as in ASI
+            #expect(throws: FormDataError.notARegularFile(path: path, kind: kind)) { try request.buildPostBody() }
+            await #expect(throws: FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))) {
+                try await request.start()
+            }
+        }
+    }
+
+    @Test("a FIFO put in place of an added file fails the build, naming it")
+    func swappedBeforeBuild() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("photo.jpg", "not yet a pipe")
+        let request = FormDataRequest(url: anyURL)
+        try request.addFile(path, forKey: "photo")
+        try SpecialFiles.replaceWithFIFO(path)
+        #expect(throws: FormDataError.notARegularFile(path: path, kind: "FIFO")) { try request.buildPostBody() }
+    }
+
+    @Test("when a body is read, each is refused without blocking: the FIFO is opened non-blocking")
+    func refusedWhenRead() throws {
+        let special = try SpecialFiles()
+        for (path, kind) in special.all {
+            let source = BodySource(segments: [BodySegment(.file(FileRange(path: path, length: 10, expectedFileSize: 10)))])
+            #expect(throws: FormDataError.notARegularFile(path: path, kind: kind)) { try source.readAll() }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import FormDataKitTestSupport
+import FormDataKitTesting
+import Testing
+@testable import FormDataKit
+
+/// The curl transport reads bodies on the reader pool, never on its event thread: a body whose
+/// file blocks (a hung network file system, here a test seam in the open) holds only its own
+/// send, which still ends by its timeout or a cancel.
+@Suite("Curl transport: a blocked body read holds only its own send", .serialized)
+struct ReadAheadTests {
+    typealias Support = TransportTestSupport
+
+    @Test(
+        "one body's reads block for 10 s: 20 other sends on the same transport finish in under 2 s each, the blocked one times out at its 1 s"
+    )
+    func blockedReadTimesOut() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            let blockedFile = try Support.makeFile(size: 300_000, seed: 81, name: "blocked.bin")
+            let otherFile = try Support.makeFile(size: 200_000, seed: 82)
+            defer {
+                blockedFile.remove()
+                otherFile.remove()
+            }
+            let gate = OpenGate(blocking: [blockedFile.path], for: 10)
+            defer { gate.release() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: blockedFile.path, transport: transport)
+            request.timeOutSeconds = 1
+            let blocked = ThreadedSend(request)
+            #expect(await gate.waitUntilEntered(count: 1, within: 5))
+            await Self.sendOthers(20, file: otherFile.path, to: receiver, on: transport)
+            let outcome = await blocked.outcome(within: 9)
+            guard case .failure(.timedOut)? = outcome else {
+                Issue.record("the blocked send should have timed out at 1 s; it ended with \(String(describing: outcome))")
+                return
+            }
+            #expect(try #require(blocked.elapsed) < 9)  // it did not wait for the read
+        }
+    }
+
+    @Test("a send whose body read is blocked is cancelled at once")
+    func blockedReadCancelled() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            let blockedFile = try Support.makeFile(size: 300_000, seed: 83, name: "blocked.bin")
+            defer { blockedFile.remove() }
+            let gate = OpenGate(blocking: [blockedFile.path], for: 10)
+            defer { gate.release() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: blockedFile.path, transport: transport)
+            let blocked = ThreadedSend(request)
+            #expect(await gate.waitUntilEntered(count: 1, within: 5))
+            let cancelled = Date()
+            request.cancel()
+            let outcome = await blocked.outcome(within: 9)
+            #expect(outcome?.failureValue == .cancelled, "\(String(describing: outcome))")
+            #expect(try #require(blocked.finishedAt).timeIntervalSince(cancelled) < 2)
+        }
+    }
+
+    @Test("three bodies blocked at once (more than the pool's two readers): other sends still finish in under 2 s each")
+    func morePoolThreadsWhenReadersStall() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            let blockedFiles = try (0..<3).map { try Support.makeFile(size: 100_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
+            let otherFile = try Support.makeFile(size: 100_000, seed: 95)
+            defer {
+                blockedFiles.forEach { $0.remove() }
+                otherFile.remove()
+            }
+            let gate = OpenGate(blocking: Set(blockedFiles.map(\.path)), for: 10)
+            defer { gate.release() }
+            let blocked = try blockedFiles.map { file in
+                ThreadedSend(try TransportMatrixTests.formRequest(receiver.url("/upload"), file: file.path, transport: transport))
+            }
+            // Two readers block at once; the third body waits for a replacement reader, then blocks too.
+            #expect(await gate.waitUntilEntered(count: 3, within: 5))
+            await Self.sendOthers(5, file: otherFile.path, to: receiver, on: transport)
+            for send in blocked { send.request.cancel() }
+            for send in blocked { #expect(await send.outcome(within: 5)?.failureValue == .cancelled) }
+        }
+    }
+
+    @Test("a FIFO put in place of a file after the build fails the send promptly, naming it; never hangs")
+    func fifoSwappedAfterBuild() async throws {
+        try await Support.withReceiver { receiver in
+            let file = try Support.makeFile(size: 50_000, seed: 84, name: "photo.jpg")
+            defer { file.remove() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: file.path, transport: CurlTransport())
+            try request.buildPostBody()
+            try SpecialFiles.replaceWithFIFO(file.path)
+            let outcome = await ThreadedSend(request).outcome(within: 5)
+            if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: file.path) }  // the old code: blocked in open(2)
+            #expect(outcome?.failureValue == .internalErrorWhileBuilding(underlying: .notARegularFile(path: file.path, kind: "FIFO")))
+        }
+    }
+
+    @Test(
+        "a challenge answered after a bare first try: libcurl rewinds the body (the read-ahead restarts) and the second try carries it whole"
+    )
+    func rewindForChallenge() async throws {
+        try await Support.withReceiver { receiver in
+            let file = try Support.makeFile(size: 700_000, seed: 85)
+            defer { file.remove() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/auth/u/p"), file: file.path, transport: CurlTransport())
+            request.username = "u"
+            request.password = "p"
+            request.shouldPresentCredentialsBeforeChallenge = false
+            try request.buildPostBody()
+            let expected = SHA256.hex(try #require(request.bodySource).readAll())
+            let outcome = await ThreadedSend(request).outcome(within: 30)
+            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+            let received = receiver.requests
+            #expect(received.count == 2)
+            // The first try went out whole too (the server read it before answering 401), so the
+            // second needed the body from its start again.
+            #expect(received.map(\.bodyBytes) == [Int(request.postLength), Int(request.postLength)])
+            #expect(received.last?.bodySHA256 == expected)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Sends `count` forms with `file` one after another on `transport`; each must be answered 200
+    /// within 2 s (a send that is not is recorded, and the rest are not tried). They go to the
+    /// receiver's `/discard`, which counts the body without parsing or hashing it: what is timed
+    /// is the transport, not a debug-build parser (which takes a quarter of a second per form).
+    static func sendOthers(_ count: Int, file: String, to receiver: FormReceiver, on transport: CurlTransport) async {
+        for index in 0..<count {
+            let send: ThreadedSend
+            do {
+                send = ThreadedSend(try TransportMatrixTests.formRequest(receiver.url("/discard"), file: file, transport: transport))
+            } catch {
+                Issue.record("send \(index): \(error)")
+                return
+            }
+            guard let outcome = await send.outcome(within: 2) else {
+                Issue.record("send \(index) did not finish within 2 s")
+                send.request.cancel()
+                return
+            }
+            #expect(send.elapsed.map { $0 < 2 } == true, "send \(index) took \(String(describing: send.elapsed)) s")
+            #expect((try? outcome.get()) == 200, "send \(index): \(outcome)")
+            #expect(receiver.lastRequest?.bodyBytes == Int(send.request.postLength), "send \(index): the whole body arrived")
+        }
+    }
+}
+
+/// A send run with `startSynchronous()` on a thread of its own, started at once: neither the send
+/// nor the waits for it need the Swift concurrency pool, which other suites keep busy.
+final class ThreadedSend: @unchecked Sendable {
+    // `@unchecked`: `result` is a `Locked`; the rest is immutable.
+    let request: FormDataRequest
+    let started = Date()
+    private let done = DispatchSemaphore(value: 0)
+    private let result = Locked<(outcome: Result<Int, FormDataError>, at: Date)?>(nil)
+
+    init(_ request: FormDataRequest) {
+        self.request = request
+        let result = self.result
+        let done = self.done
+        Thread.detachNewThread {
+            let error = request.startSynchronous()
+            result.withLock { $0 = (error.map { .failure($0) } ?? .success(request.responseStatusCode), Date()) }
+            done.signal()
+        }
+    }
+
+    /// When the send ended (nil while it runs).
+    var finishedAt: Date? { result.current?.at }
+    /// How long the send took (nil while it runs).
+    var elapsed: TimeInterval? { finishedAt?.timeIntervalSince(started) }
+
+    /// The status code or the error, or nil when the send has not ended within `seconds` (it is
+    /// left running).
+    func outcome(within seconds: TimeInterval) async -> Result<Int, FormDataError>? {
+        let done = self.done
+        let result = self.result
+        return await TransportTestSupport.blocking {
+            guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+            done.signal()  // for a later call
+            return result.current?.outcome
+        }
+    }
+}
+
+extension Result {
+    /// The error of a failure, nil for a success.
+    fileprivate var failureValue: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// Makes every open of the given paths block (on whichever thread opens them) until
+/// ``release()`` or the time limit: a file system that hangs, through `OpenedFileRange`'s seam.
+final class OpenGate: @unchecked Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    init(blocking paths: Set<String>, for limit: TimeInterval) {
+        let entered = self.entered
+        let released = self.released
+        OpenedFileRange.openHook.withLock {
+            $0 = { path in
+                guard paths.contains(path) else { return }
+                entered.signal()
+                _ = released.wait(timeout: .now() + limit)
+                released.signal()  // passed on to the next blocked open
+            }
+        }
+    }
+
+    /// Whether `count` opens have blocked within `seconds` (waited for on a plain thread).
+    func waitUntilEntered(count: Int, within seconds: TimeInterval) async -> Bool {
+        let entered = self.entered
+        return await TransportTestSupport.blocking {
+            let deadline = DispatchTime.now() + seconds
+            for _ in 0..<count where entered.wait(timeout: deadline) == .timedOut { return false }
+            return true
+        }
+    }
+
+    /// Lets every blocked open go on, and stops blocking.
+    func release() {
+        OpenedFileRange.openHook.withLock { $0 = nil }
+        released.signal()
+    }
+}
