@@ -136,6 +136,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private func apply(_ command: Command, multi: UnsafeMutableRawPointer) {
         switch command {
         case .start(let send):
+            guard !send.isCompleted else { return }  // cancelled before it reached the loop
             do throws(FormDataError) {
                 add(try send.makeTransfer(), to: multi)
             } catch {

@@ -7,10 +7,13 @@ import Foundation
 /// send driver it reports to only records the event under a lock and returns (the façade's
 /// callbacks run elsewhere), so no other transfer waits on it.
 final class CurlSend: TransportTask, @unchecked Sendable {
-    // `@unchecked`: `current` is touched only on the event loop's thread; `completed` is locked.
+    // `@unchecked`: `current` is touched only on the event loop's thread; `completed` is locked;
+    // `request` is written once before the event loop sees the exchange.
     /// Kept so the transport (and its event loop) lives while the exchange is in flight.
     let transport: CurlTransport
-    let request: TransportRequest
+    /// The request; its body is replaced once, before the exchange is handed to the event loop,
+    /// when a small body was read ahead whole (``replaceBody(with:)``).
+    private(set) var request: TransportRequest
     private let observer: any TransportObserver
     private let completed = Locked(false)
 
@@ -26,6 +29,12 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// Stops the exchange: its transfer is taken out of libcurl at once and the observer
     /// finishes with ``FormDataError/cancelled``.
     func cancel() { transport.eventLoop.cancel(self) }
+
+    /// Whether the exchange has ended (a start after that is ignored).
+    var isCompleted: Bool { completed.current }
+
+    /// Sends `body` instead (the same bytes, read into memory), before the exchange starts.
+    func replaceBody(with body: TransportRequest.Body) { request.body = body }
 
     private var totalLength: Int64 { Int64(clamping: request.body.length) }
 
@@ -89,20 +98,23 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     // MARK: - Errors
 
+    /// The send's error for `error`, met reading `body`: for a whole-file body (spooled or
+    /// compressed by the engine) as URLSession reports it, else as a spooling build would.
+    static func bodyReadError(_ error: FormDataError, body: TransportRequest.Body) -> FormDataError {
+        if case .file(let path, _) = body {
+            switch error {
+            case .fileNotFound: return .bodyFileUnreadable(path: path, errno: ENOENT)
+            case .fileIsDirectory: return .bodyFileUnreadable(path: path, errno: EISDIR)
+            case .fileUnreadable(_, let errno): return .bodyFileUnreadable(path: path, errno: errno)
+            default: break
+            }
+        }
+        return .internalErrorWhileBuilding(underlying: error)
+    }
+
     /// The error for a transfer that libcurl ended with `code`.
     private func error(for code: Int32, transfer: CurlTransfer) -> FormDataError {
-        if let bodyError = transfer.bodyError {
-            if case .file(let path, _) = transfer.request.body {
-                // A whole-file body (spooled or compressed by the engine): as URLSession reports it.
-                switch bodyError {
-                case .fileNotFound: return .bodyFileUnreadable(path: path, errno: ENOENT)
-                case .fileIsDirectory: return .bodyFileUnreadable(path: path, errno: EISDIR)
-                case .fileUnreadable(_, let errno): return .bodyFileUnreadable(path: path, errno: errno)
-                default: break
-                }
-            }
-            return .internalErrorWhileBuilding(underlying: bodyError)
-        }
+        if let bodyError = transfer.bodyError { return Self.bodyReadError(bodyError, body: transfer.request.body) }
         let message = transfer.errorText ?? CurlLibrary.describe(code)
         let underlying = UnderlyingError(domain: "libcurl", code: Int(code), message: message)
         switch code {

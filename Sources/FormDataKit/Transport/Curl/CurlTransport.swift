@@ -145,6 +145,14 @@ public final class CurlTransport: FormDataTransport {
         ]
     }
 
+    /// Bodies with file parts up to this many bytes are read whole on the reader pool before the
+    /// exchange starts (never on the transport's thread), then sent from memory. 128 KiB.
+    static let smallBodyLimit: UInt64 = 128 << 10
+
+    /// The error of a send started after ``shutdown()``.
+    static let stoppedError = FormDataError.connectionFailure(
+        underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))
+
     /// ASIHTTPRequest's rules with ``Configuration/maximumRedirects`` when
     /// ``Configuration/followsRedirects``; nil otherwise (a redirect is the response).
     public var redirectPolicy: RedirectPolicy? {
@@ -160,9 +168,22 @@ public final class CurlTransport: FormDataTransport {
         let send = CurlSend(transport: self, request: request, observer: observer)
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
+        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit {
+            // A small body with file parts is read whole on the reader pool first, then sent
+            // from memory: no read-ahead hand-offs (a pause and a resume) per small form.
+            let loop = eventLoop
+            BodyReaderPool.shared.submit {
+                guard !send.isCompleted else { return }
+                do throws(FormDataError) {
+                    send.replaceBody(with: .data(try source.readAll()))
+                } catch {
+                    send.complete(CurlSend.bodyReadError(error, body: request.body))
+                    return
+                }
+                if !loop.start(send) { send.complete(Self.stoppedError) }
+            }
         } else if !eventLoop.start(send) {
-            send.complete(
-                .connectionFailure(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "The curl transport has stopped")))
+            send.complete(Self.stoppedError)
         }
         return send
     }
