@@ -82,9 +82,11 @@ package final class BodyReaderPool: @unchecked Sendable {
             workersStarted += 1
             return workersStarted
         }
-        let thread = Thread { [self] in work(number) }
-        thread.name = "FormDataKit.BodyReader"
-        thread.start()
+        Thread.detachNewThread { [self] in
+            // Named from the thread itself, so the system sees it (ps, /proc/…/comm; at most 15 bytes).
+            Thread.current.name = "FDK.BodyReader"
+            work(number)
+        }
     }
 
     private func work(_ number: Int) {
@@ -139,9 +141,10 @@ package final class BodyReaderPool: @unchecked Sendable {
             return !supervisorStarted
         }
         if start {
-            let thread = Thread { [self] in supervise() }
-            thread.name = "FormDataKit.BodyReader.supervisor"
-            thread.start()
+            Thread.detachNewThread { [self] in
+                Thread.current.name = "FDK.ReaderSuper"
+                supervise()
+            }
         }
         wake.withLock {
             wakePending = true
