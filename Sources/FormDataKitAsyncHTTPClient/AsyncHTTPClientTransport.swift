@@ -231,7 +231,8 @@ final class Send: @unchecked Sendable {
             body = .stream(contentLength: Int64(clamping: request.body.length)) { [weak self] writer in
                 let loop = MultiThreadedEventLoopGroup.singleton.any()
                 guard let self else { return loop.makeFailedFuture(HTTPClientError.cancelled) }
-                return pump(reader, into: writer, on: loop).flatMapErrorThrowing { [weak self] error in
+                return pump(reader, into: writer, on: loop, remaining: Int64(clamping: request.body.length)).flatMapErrorThrowing {
+                    [weak self] error in
                     if let error = error as? FormDataError { self?.bodyFailed(error) }
                     throw error
                 }
@@ -241,12 +242,20 @@ final class Send: @unchecked Sendable {
     }
 
     /// Reads the next chunk on the transport's file thread and writes it, then the next: a read
-    /// starts only once the chunk before was written (backpressure, two buffers).
-    private func pump(_ reader: ChunkReader, into writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop) -> EventLoopFuture<Void> {
-        fileIO.runIfActive(eventLoop: loop) { try reader.next() }.flatMap { [self] chunk in
-            guard let chunk else { return loop.makeSucceededVoidFuture() }
+    /// starts only once the chunk before was written (backpressure, two buffers). The body ends
+    /// with its last chunk's write (`remaining` bytes are left to send): a server that answers as
+    /// soon as it has every byte must not find the request still open, or AsyncHTTPClient keeps
+    /// the connection leased (8 such sends emptied its pool in W5's 100 KiB row).
+    private func pump(
+        _ reader: ChunkReader, into writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop, remaining: Int64
+    ) -> EventLoopFuture<Void> {
+        guard remaining > 0 else { return loop.makeSucceededVoidFuture() }
+        return fileIO.runIfActive(eventLoop: loop) { try reader.next() }.flatMap { [self] chunk in
+            guard let chunk else { return loop.makeSucceededVoidFuture() }  // short: the length check fails the send
             handedOver(chunk.readableBytes)
-            return writer.write(.byteBuffer(chunk)).flatMap { [self] in pump(reader, into: writer, on: loop) }
+            let left = remaining - Int64(chunk.readableBytes)
+            let written = writer.write(.byteBuffer(chunk))
+            return left <= 0 ? written : written.flatMap { [self] in pump(reader, into: writer, on: loop, remaining: left) }
         }
     }
 
