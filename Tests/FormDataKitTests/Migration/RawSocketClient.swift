@@ -19,13 +19,17 @@ final class RawSocketClient: @unchecked Sendable {
         /// Whether the server closed the connection (end of stream or reset) within the time.
         var closed: Bool
         var text: String { String(decoding: bytes, as: UTF8.self) }
-        /// The status codes of the responses in `bytes`, in order (1xx included).
+        /// The status codes of the responses in `bytes`, in order (1xx included): every
+        /// `HTTP/1.x NNN ` (a body without a final line break runs into the next status line).
         var statuses: [Int] {
-            text.components(separatedBy: "\r\n").compactMap { line -> Int? in
-                guard line.hasPrefix("HTTP/1.") else { return nil }
-                let parts = line.split(separator: " ")
-                return parts.count >= 2 ? Int(parts[1]) : nil
+            let text = self.text
+            var found: [Int] = []
+            var rest = text[...]
+            while let range = rest.range(of: #"HTTP/1\.[01] [0-9]{3} "#, options: .regularExpression) {
+                found.append(Int(rest[range].dropFirst(9).prefix(3)) ?? 0)
+                rest = rest[range.upperBound...]
             }
+            return found
         }
     }
 
