@@ -44,12 +44,11 @@ extension FormReceiver {
         let gzip = request.header("Content-Encoding")?.lowercased().contains("gzip") ?? false
         var count = 0
         var rawHash = SHA256()
-        var kept = Data()
-        var keptAll = keep
+        var kept = KeptBody(
+            keep: keep, contentType: request.header("Content-Type"), limit: keepLimit, inlineLimit: max(4096, limits.retainedFileBytes))
         var inflatedCount = 0
         let inflater: StreamInflater? = gzip && rejection == nil ? try? StreamInflater() : nil
         let recorder = record ? self.recorder?.begin(request) : nil
-        let keepLimit = self.keepLimit
         let maxInflated = limits.maxInflatedBytes
         do {
             while let chunk = try body.next() {
@@ -62,13 +61,10 @@ extension FormReceiver {
                         do {
                             try inflater.feed(chunk[start..<end], offset: count + (start - chunk.startIndex)) { piece in
                                 inflatedCount += piece.count
-                                if keptAll {
-                                    if kept.count + piece.count > keepLimit || inflatedCount > maxInflated {
-                                        keptAll = false
-                                        kept = Data()
-                                    } else {
-                                        kept.append(contentsOf: piece)
-                                    }
+                                if inflatedCount > maxInflated {
+                                    kept.drop()
+                                } else {
+                                    kept.append(Data(piece))
                                 }
                             }
                         } catch {
@@ -79,18 +75,12 @@ extension FormReceiver {
                                 offset: count + (end - chunk.startIndex),
                                 reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
                             rejection = 413
-                            keptAll = false
-                            kept = Data()
+                            kept.drop()
                         }
                         start = end
                     }
-                } else if keptAll {
-                    if kept.count + chunk.count > keepLimit {
-                        keptAll = false
-                        kept = Data()
-                    } else {
-                        kept.append(chunk)
-                    }
+                } else {
+                    kept.append(chunk)
                 }
                 count += chunk.count
             }
@@ -102,9 +92,12 @@ extension FormReceiver {
         if failure == nil, let inflater, !inflater.isFinished, count > 0 {
             failure = FormParseError(offset: count, reason: "The gzip body is truncated")
         }
-        if failure == nil, keep, keptAll, let contentType = request.header("Content-Type") {
-            let expected = gzip ? nil : request.header("Content-Length").flatMap { Int($0) }
-            if let parts = Self.partCountUpperBound(kept, contentType: contentType, stoppingAbove: limits.maxParts),
+        if failure == nil, keep, kept.complete, let contentType = request.header("Content-Type") {
+            let body = kept.finish()
+            // The parser sees the whole body only when nothing was left out of it.
+            let whole = !gzip && !kept.reduced && !kept.notAForm
+            let expected = whole ? request.header("Content-Length").flatMap { Int($0) } : nil
+            if let parts = Self.partCountUpperBound(body, contentType: contentType, stoppingAbove: limits.maxParts),
                 parts > limits.maxParts
             {
                 failure = FormParseError(
@@ -112,13 +105,16 @@ extension FormReceiver {
                 rejection = 413
             } else {
                 do {
-                    form = try FormBodyParser.parse(kept, contentType: contentType, expectedLength: expected)
+                    form = try kept.patch(FormBodyParser.parse(body, contentType: contentType, expectedLength: expected))
+                    if form == nil {
+                        failure = FormParseError(offset: 0, reason: "The body's files do not line up with its parts (not parsed)")
+                    }
                 } catch {
                     failure = error
                 }
             }
         }
-        kept = Data()
+        kept.drop()
         if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
             failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
         }
