@@ -8,7 +8,7 @@ SECONDS_PER_TARGET="${1:-30}"
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1 | tail -1
 BIN="$(swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
 status=0
-for pair in FuzzParser:parser FuzzInflate:inflate FuzzCapture:capture; do
+for pair in FuzzParser:parser FuzzInflate:inflate FuzzCapture:capture FuzzReceiver:receiver; do
   target="${pair%%:*}"; corpus="${pair##*:}"
   work="$(mktemp -d)"; log="$work/$target.log"
   # Output to a file, not a pipe (libFuzzer with a pipe on stdout can hang in some harnesses).

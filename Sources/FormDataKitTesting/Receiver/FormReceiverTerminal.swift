@@ -15,6 +15,8 @@ extension FormReceiver {
     ///   - keepingNewlines: whether line feeds are kept.
     /// - Returns: the text, safe to print.
     public static func escapedForTerminal(_ text: String, keepingNewlines: Bool = false) -> String {
+        // Most text needs nothing: returned as it is, without rebuilding it scalar by scalar.
+        guard text.unicodeScalars.contains(where: { needsEscape($0) && !(keepingNewlines && $0 == "\n") }) else { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if keepingNewlines && scalar == "\n" {

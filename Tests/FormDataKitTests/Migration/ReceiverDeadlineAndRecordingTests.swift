@@ -60,7 +60,11 @@ struct ReceiverDeadlineAndRecordingTests {
             let (held, refused) = try await ReceiverHardeningTests.onOwnThread {
                 () throws -> ([RawSocketClient], RawSocketClient.Reading) in
                 let held = [try RawSocketClient(port: port), try RawSocketClient(port: port)]
-                usleep(200_000)  // accepted and admitted before the third (an upper bound, not a wait for a result)
+                for client in held {
+                    // An answer shows the connection was admitted (not a wait on the clock).
+                    client.send("GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+                    guard client.readHead(timeout: 10).statuses == [200] else { throw RawSocketClient.Failure(description: "not served") }
+                }
                 let third = try RawSocketClient(port: port)
                 return (held, third.readUntilClosed(timeout: 10))
             }

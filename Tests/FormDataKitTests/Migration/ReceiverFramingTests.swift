@@ -119,4 +119,26 @@ struct ReceiverFramingTests {
             #expect(receiver.requests.dropFirst().first?.form?.value("b") == "2")
         }
     }
+
+    @Test("the framing rules on their own (what llhttp lets through)")
+    func framingRules() {
+        func check(_ minor: Int, _ headers: [(String, String)]) -> Int? {
+            FramingRules.check(minorVersion: minor, headers: headers.map { (name: $0.0, value: $0.1) })?.status
+        }
+        #expect(check(1, []) == nil)
+        #expect(check(1, [("Content-Length", "12")]) == nil)
+        #expect(check(1, [("content-length", " 12 "), ("Content-Length", "12")]) == nil)  // the same length twice
+        #expect(check(1, [("Transfer-Encoding", "chunked")]) == nil)
+        #expect(check(1, [("Transfer-Encoding", " Chunked ")]) == nil)
+        #expect(check(1, [("Transfer-Encoding", "chunked"), ("Content-Length", "3")]) == 400)
+        #expect(check(0, [("Transfer-Encoding", "chunked")]) == 400)
+        for coding in ["identity, chunked", "chunked, identity", "xchunked", "gzip", "chunked,", ""] {
+            #expect(check(1, [("Transfer-Encoding", coding)]) == 501, "\(coding)")
+        }
+        #expect(check(1, [("Transfer-Encoding", "chunked"), ("transfer-encoding", "chunked")]) == 501)
+        for length in ["+0", "-1", "0x3", "1 2", "", "1,1", "99999999999999999999", "１"] {
+            #expect(check(1, [("Content-Length", length)]) == 400, "\(length)")
+        }
+        #expect(check(1, [("Content-Length", "3"), ("Content-Length", "5")]) == 400)
+    }
 }
