@@ -16,7 +16,7 @@ extension FormReceiver {
     /// - Returns: the text, safe to print.
     public static func escapedForTerminal(_ text: String, keepingNewlines: Bool = false) -> String {
         // Most text needs nothing: returned as it is, without rebuilding it scalar by scalar.
-        guard text.unicodeScalars.contains(where: { needsEscape($0) && !(keepingNewlines && $0 == "\n") }) else { return text }
+        if isPrintableASCII(text, keepingNewlines: keepingNewlines) { return text }
         var out = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             if keepingNewlines && scalar == "\n" {
@@ -28,6 +28,17 @@ extension FormReceiver {
             }
         }
         return String(out)
+    }
+
+    /// Whether `text` is printable ASCII only (and line feeds, when kept): nothing to escape.
+    private static func isPrintableASCII(_ text: String, keepingNewlines: Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte > 0x7E {
+                guard keepingNewlines && byte == 0x0A else { return false }
+            }
+            return true
+        }
     }
 
     private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
