@@ -120,4 +120,36 @@ struct ReceiverConnectionLimitTests {
         clients.removeAll()
         #expect(try await Self.served(port: serve.port, within: 20) == 200)
     }
+
+    @Test("serve --record --record-max: secrets redacted in what it prints, captures 0600, the big one not recorded")
+    func serveRecordsWithinItsLimitsAndRedacts() async throws {
+        let parent = try ReceiverHardeningTests.temporaryDirectory("serve-record")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("captures")
+        let serve = try await ServeProcess(arguments: ["--record", directory.path, "--record-max", "1K"])
+        defer { Task { await serve.stop() } }
+        let headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Basic c2VjcmV0LXZhbHVl")]
+        for (path, size) in [("/small", 10), ("/big", 2000)] {
+            let answer = try await ReceiverHardeningTests.exchange(
+                port: serve.port,
+                ReceiverHardeningTests.rawRequest(path, headers: headers, body: Data(("v=" + String(repeating: "x", count: size)).utf8)),
+                timeout: 30)
+            #expect(answer.status == 200)
+        }
+        for _ in 0..<200 where !serve.text.contains("--record-max") {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let text = serve.text
+        #expect(!text.contains("c2VjcmV0LXZhbHVl"), "the credentials were printed: \(text)")
+        #expect(text.contains("Authorization: [redacted, 22 bytes]"), "\(text)")
+        #expect(text.contains("not recorded") && text.contains("--record-max"), "\(text)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.count == 1 && names.first?.hasSuffix("-POST.http") == true, "\(names)")
+        for name in names {
+            let mode =
+                try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int == 0o700)
+    }
 }

@@ -12,9 +12,9 @@ import Testing
 /// The security review's findings on the receiver and the capture reader: each request that
 /// used to crash the process or make it hold unbounded memory gets a 4xx answer instead.
 ///
-/// Serialized, and hashing only where the test is about hashes: the receivers run on the
-/// cooperative pool (two threads on a two-core machine) shared with every other suite, and
-/// debug-build hashing and inflation of megabytes would hold it for seconds.
+/// Serialized, and hashing only where the test is about hashes: the receivers handle requests on
+/// threads of their own, but debug-build hashing and inflation of megabytes take seconds of the
+/// two cores every other suite shares.
 @Suite("FormReceiver and capture hardening", .serialized)
 struct ReceiverHardeningTests {
     // MARK: - Raw HTTP client
