@@ -83,16 +83,16 @@ struct Serve: AsyncParsableCommand {
         let showSecrets = self.showSecrets
         let receiver = try await FormReceiver.start(
             host: host, port: port, limits: try limits(), recordingDirectory: directory,
+            onRequest: { request in
+                // Everything the client sent is escaped: it cannot drive the operator's terminal.
+                var text = (showSecrets ? request : request.redactingSecrets()).terminalSummary
+                if let path = request.capturePath { text += "\n  recorded: \(FormReceiver.escapedForTerminal(path))" }
+                print(text + "\n")
+                fflush(nil)
+            },
             log: { line in
                 FileHandle.standardError.write(Data("formdata serve: \(FormReceiver.escapedForTerminal(line))\n".utf8))
-            }
-        ) { request in
-            // Everything the client sent is escaped: it cannot drive the operator's terminal.
-            var text = (showSecrets ? request : request.redactingSecrets()).terminalSummary
-            if let path = request.capturePath { text += "\n  recorded: \(FormReceiver.escapedForTerminal(path))" }
-            print(text + "\n")
-            fflush(nil)
-        }
+            })
         print(
             "Listening on \(receiver.baseURL.absoluteString)\(directory.map { ", recording to \($0.path)" } ?? "") — routes: /status/<code>, /delay/<ms>, /discard, /gzip, /auth/<user>/<password>, anything else parses. Ctrl-C stops."
         )

@@ -110,16 +110,17 @@ public final class FormReceiver: Sendable {
     ///   - keepLimit: the largest body kept and parsed.
     ///   - limits: the bounds it enforces.
     ///   - recordingDirectory: where raw captures are written, nil for none.
+    ///   - onRequest: called with each request before it is answered, nil for none.
     ///   - log: called with a line for each thing an operator should know — accept errors and the
     ///     back-off, refused connections and requests, clients dropped at a deadline, requests not
-    ///     recorded — from the server's threads; nil for none.
-    ///   - onRequest: called with each request before it is answered, nil for none.
+    ///     recorded — from the server's threads; nil for none. After `onRequest`, so that a
+    ///     trailing closure is still `onRequest`.
     /// - Returns: the listening receiver; call ``stop()`` when done.
     /// - Throws: what binding or listening on the socket throws, or creating `recordingDirectory`.
     public static func start(
         host: String = "127.0.0.1", port: UInt16 = 0, keepLimit: Int = defaultKeepLimit,
-        limits: Limits = .default, recordingDirectory: URL? = nil, log: (@Sendable (String) -> Void)? = nil,
-        onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil
+        limits: Limits = .default, recordingDirectory: URL? = nil,
+        onRequest: (@Sendable (ReceivedRequest) -> Void)? = nil, log: (@Sendable (String) -> Void)? = nil
     ) async throws -> FormReceiver {
         let log = log ?? { _ in }
         let recorder = try recordingDirectory.map { try Recorder(directory: $0, limits: limits, log: log) }

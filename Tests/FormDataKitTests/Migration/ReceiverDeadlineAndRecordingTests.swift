@@ -170,4 +170,14 @@ struct ReceiverDeadlineAndRecordingTests {
         #expect(text.contains("X-Other: visible"))
         #expect(request.terminalSummary.contains("c2VjcmV0"))  // --show-secrets prints them
     }
+
+    @Test("a trailing closure given to FormReceiver.start is still onRequest (log: comes after it)")
+    func trailingClosureIsOnRequest() async throws {
+        let paths = Locked([String]())
+        let receiver = try await FormReceiver.start { request in paths.withLock { $0.append(request.path) } }
+        _ = try await ReceiverHardeningTests.exchange(
+            port: receiver.port, ReceiverHardeningTests.rawRequest("/seen", method: "GET"), timeout: 30)
+        await receiver.stop()
+        #expect(paths.current == ["/seen"])
+    }
 }
