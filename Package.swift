@@ -59,6 +59,9 @@ let package = Package(
             dependencies: [
                 "FormDataKit",
                 "CZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The migration kit's assertions for XCTest and Swift Testing.
@@ -79,7 +82,7 @@ let package = Package(
             name: "formdata-bench",
             // formdata-bench-child is an executable, listed so that building formdata-bench builds
             // it too: the driver runs it as a measured child process.
-            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient", "formdata-bench-child"]
+            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient", "FormDataKitTesting", "formdata-bench-child"]
         ),
         .executableTarget(
             name: "formdata-bench-child",

@@ -8,11 +8,16 @@ SECONDS_PER_TARGET="${1:-30}"
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1 | tail -1
 BIN="$(swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
 status=0
-for pair in FuzzParser:parser FuzzInflate:inflate FuzzCapture:capture; do
+for pair in FuzzParser:parser FuzzInflate:inflate FuzzCapture:capture FuzzReceiver:receiver; do
   target="${pair%%:*}"; corpus="${pair##*:}"
   work="$(mktemp -d)"; log="$work/$target.log"
+  # FuzzReceiver's server finishes each connection on its own threads after the input returns
+  # (the handler thread, NIO's close): LeakSanitizer's check after each input would report what
+  # is still in flight. AddressSanitizer stays on; -rss_limit_mb bounds real growth.
+  extra=()
+  if [ "$target" = FuzzReceiver ]; then extra=(-detect_leaks=0); fi
   # Output to a file, not a pipe (libFuzzer with a pipe on stdout can hang in some harnesses).
-  if "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -artifact_prefix="$work/" \
+  if "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -artifact_prefix="$work/" "${extra[@]}" \
       "$work" "Corpus/$corpus" > "$log" 2>&1; then
     result="0 crashes"
   else

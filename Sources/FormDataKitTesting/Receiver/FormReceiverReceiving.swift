@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import FormDataKit
+import Foundation
+
+extension FormReceiver {
+    /// How many bytes the request target and header fields take, as ``Limits/maxHeaderBytes``
+    /// counts them.
+    static func headBytes(of request: LoopbackHTTPServer.Request) -> Int {
+        let target = request.encodedPath.utf8.count + request.encodedQuery.utf8.count
+        return request.headers.reduce(request.method.utf8.count + target) {
+            $0 + $1.name.utf8.count + $1.value.utf8.count + 4
+        }
+    }
+
+    /// Compressed input is inflated this much at a time, so a gzip bomb overshoots
+    /// ``Limits/maxInflatedBytes`` by at most about a thousand times this.
+    private static let inflateSlice = 4096
+
+    /// Reads the whole body as a stream and describes it; with the status to answer when it broke
+    /// one of the ``limits``.
+    func receive(_ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool, record: Bool) throws -> (
+        ReceivedRequest, Int?
+    ) {
+        var rejection: Int?
+        var failure: FormParseError?
+        let headBytes = Self.headBytes(of: request)
+        let headers: [ReceivedHeader]
+        if headBytes > limits.maxHeaderBytes {
+            headers = []
+            rejection = 431
+            failure = FormParseError(
+                offset: 0,
+                reason:
+                    "The request target and header fields take \(headBytes) bytes, over the receiver's limit of \(limits.maxHeaderBytes) (not kept)"
+            )
+        } else {
+            headers = request.headers.map { ReceivedHeader(name: $0.name, value: $0.value) }
+        }
+        let keep = keep && rejection == nil
+        let gzip = request.header("Content-Encoding")?.lowercased().contains("gzip") ?? false
+        var count = 0
+        var rawHash = SHA256()
+        var kept = KeptBody(
+            keep: keep, contentType: request.header("Content-Type"), limit: keepLimit, inlineLimit: max(4096, limits.retainedFileBytes))
+        var inflatedCount = 0
+        let inflater: StreamInflater? = gzip && rejection == nil ? try? StreamInflater() : nil
+        let recorder = record ? self.recorder?.begin(request) : nil
+        let maxInflated = limits.maxInflatedBytes
+        do {
+            while let chunk = try body.next() {
+                recorder?.write(chunk)
+                if hash { rawHash.update(chunk) }
+                if let inflater {
+                    var start = chunk.startIndex
+                    while start < chunk.endIndex, failure == nil {
+                        let end = min(chunk.endIndex, start + Self.inflateSlice)
+                        do {
+                            try inflater.feed(chunk[start..<end], offset: count + (start - chunk.startIndex)) { piece in
+                                inflatedCount += piece.count
+                                if inflatedCount > maxInflated {
+                                    kept.drop()
+                                } else {
+                                    kept.append(Data(piece))
+                                }
+                            }
+                        } catch {
+                            failure = error
+                        }
+                        if failure == nil, inflatedCount > maxInflated {
+                            failure = FormParseError(
+                                offset: count + (end - chunk.startIndex),
+                                reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
+                            rejection = 413
+                            kept.drop()
+                        }
+                        start = end
+                    }
+                } else {
+                    kept.append(chunk)
+                }
+                count += chunk.count
+            }
+        } catch {
+            recorder?.abandon()  // a body that broke off is not a capture
+            throw error
+        }
+        var form: ParsedForm?
+        if failure == nil, let inflater, !inflater.isFinished, count > 0 {
+            failure = FormParseError(offset: count, reason: "The gzip body is truncated")
+        }
+        if failure == nil, keep, kept.complete, let contentType = request.header("Content-Type") {
+            let body = kept.finish()
+            // The parser sees the whole body only when nothing was left out of it.
+            let whole = !gzip && !kept.reduced && !kept.notAForm
+            let expected = whole ? request.header("Content-Length").flatMap { Int($0) } : nil
+            if let parts = Self.partCountUpperBound(body, contentType: contentType, stoppingAbove: limits.maxParts),
+                parts > limits.maxParts
+            {
+                failure = FormParseError(
+                    offset: 0, reason: "The body has more than \(limits.maxParts) parts, the receiver's limit (not parsed)")
+                rejection = 413
+            } else {
+                do {
+                    form = try kept.patch(FormBodyParser.parse(body, contentType: contentType, expectedLength: expected))
+                    if form == nil {
+                        failure = FormParseError(offset: 0, reason: "The body's files do not line up with its parts (not parsed)")
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        kept.drop()
+        if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
+            failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
+        }
+        let capturePath = recorder.flatMap { self.recorder?.finish($0) }
+        let received = ReceivedRequest(
+            method: request.method, path: request.path, headers: headers, bodyBytes: count,
+            bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
+            form: form, parseError: failure, capturePath: capturePath)
+        return (received, rejection)
+    }
+
+    /// An upper bound on the number of parts in `body` of type `contentType`, counted from its
+    /// delimiters without parsing (multipart: `--boundary` occurrences minus the closing one;
+    /// URL-encoded: `&` separators plus one), and counting stops once it is over `limit`; nil for
+    /// other content types.
+    package static func partCountUpperBound(_ body: Data, contentType: String, stoppingAbove limit: Int) -> Int? {
+        let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let cap = limit < Int.max - 2 ? limit + 2 : Int.max
+        switch mediaType {
+        case "multipart/form-data":
+            guard let boundary = FormBodyParser.parameter("boundary", in: contentType), !boundary.isEmpty else { return nil }
+            return max(0, occurrences(of: Array("--\(boundary)".utf8), in: body, upTo: cap) - 1)
+        case "application/x-www-form-urlencoded":
+            return body.isEmpty ? 0 : occurrences(of: [UInt8(ascii: "&")], in: body, upTo: cap) + 1
+        default:
+            return nil
+        }
+    }
+
+    /// How many times `needle` occurs in `body` without overlapping, counting at most `cap`.
+    private static func occurrences(of needle: [UInt8], in body: Data, upTo cap: Int) -> Int {
+        guard !needle.isEmpty else { return 0 }
+        return body.withUnsafeBytes { (haystack: UnsafeRawBufferPointer) -> Int in
+            guard let base = haystack.baseAddress else { return 0 }
+            return needle.withUnsafeBytes { (pattern: UnsafeRawBufferPointer) -> Int in
+                let first = Int32(needle[0])
+                var found = 0
+                var offset = 0
+                // memchr finds each candidate first byte, memcmp checks the rest.
+                while found < cap, haystack.count - offset >= pattern.count,
+                    let hit = memchr(base + offset, first, haystack.count - offset - pattern.count + 1)
+                {
+                    let at = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(base + at, pattern.baseAddress!, pattern.count) == 0 {
+                        found += 1
+                        offset = at + pattern.count
+                    } else {
+                        offset = at + 1
+                    }
+                }
+                return found
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import FormDataKit
+import FormDataKitTestSupport
+import FormDataKitTesting
+import Foundation
+import Testing
+
+/// Issue 24: `formdata serve` in a child process facing many connections — descriptors run out
+/// (EMFILE) and idle connections pile up. The server must keep accepting, and what it holds must
+/// be bounded by its limits, not by the number of clients. The child is measured from `/proc`.
+@Suite("Receiver: accept errors and idle connections (formdata serve in a child process)", .serialized)
+struct ReceiverConnectionLimitTests {
+    /// A `formdata serve --port 0` child (through `sh -c`, for `ulimit`), its port, and its
+    /// output (standard output and error) as it comes.
+    final class ServeProcess: Sendable {
+        let process: SpawnedProcess
+        let port: UInt16
+        let output: Locked<Data>
+
+        init(shellPrefix: String = "", arguments: [String] = []) async throws {
+            let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
+            let command = "\(shellPrefix) exec \"$0\" serve --port 0 \"$@\""
+            process = try SpawnedProcess("/bin/sh", ["-c", command, tool.path] + arguments, stdout: .pipe, stderr: .sameAsOutput)
+            let output = Locked(Data())
+            self.output = output
+            let pipe = process.standardOutput!
+            Thread.detachNewThread {
+                while true {
+                    let chunk = pipe.availableData
+                    if chunk.isEmpty { break }
+                    output.withLock { $0.append(chunk) }
+                }
+            }
+            var found: UInt16?
+            for _ in 0..<600 where found == nil {
+                let text = String(decoding: output.current, as: UTF8.self)
+                if let range = text.range(of: #"127\.0\.0\.1:[0-9]+"#, options: .regularExpression) {
+                    found = UInt16(text[range].split(separator: ":")[1])
+                } else {
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                }
+            }
+            guard let found else {
+                process.signal(SIGKILL)
+                throw RawSocketClient.Failure(description: "formdata serve printed \(String(decoding: output.current, as: UTF8.self))")
+            }
+            port = found
+        }
+
+        var text: String { String(decoding: output.current, as: UTF8.self) }
+
+        /// A field of `/proc/<pid>/status` (`Threads`, `VmRSS` in KiB).
+        func status(_ field: String) -> Int? {
+            guard let text = try? String(contentsOfFile: "/proc/\(process.pid)/status", encoding: .utf8) else { return nil }
+            let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+            return line.flatMap { Int($0.split(separator: ":")[1].split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") }
+        }
+
+        func stop() async {
+            process.signal(SIGKILL)
+            _ = await process.wait()
+        }
+    }
+
+    /// A GET answered within `timeout` seconds on a new connection, retried until then.
+    static func served(port: UInt16, within timeout: Double) async throws -> Int? {
+        try await ReceiverHardeningTests.onOwnThread { () -> Int? in
+            let deadline = Date().addingTimeInterval(timeout)
+            while deadline.timeIntervalSinceNow > 0 {
+                if let client = try? RawSocketClient(port: port, timeout: deadline.timeIntervalSinceNow) {
+                    client.send("GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if let status = client.readUntilClosed(timeout: max(0.1, deadline.timeIntervalSinceNow)).statuses.first {
+                        return status
+                    }
+                }
+                usleep(100_000)
+            }
+            return nil
+        }
+    }
+
+    /// Opens `count` connections to `port` (each connect waits at most 2 s); those that connected.
+    static func open(_ count: Int, port: UInt16) async throws -> [RawSocketClient] {
+        try await ReceiverHardeningTests.onOwnThread { (0..<count).compactMap { _ in try? RawSocketClient(port: port, timeout: 2) } }
+    }
+
+    @Test("EMFILE under ulimit -n 256: 300 idle connections, closed, then a request is served")
+    func acceptErrorsDoNotStopTheServer() async throws {
+        let serve = try await ServeProcess(shellPrefix: "ulimit -n 256 &&")
+        defer { Task { await serve.stop() } }
+        var clients = try await Self.open(300, port: serve.port)
+        #expect(clients.count == 300)
+        // The server runs into its descriptor limit accepting them, and says so (at most 20 s).
+        for _ in 0..<200 where !serve.text.contains("accept failed") {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        clients.removeAll()
+        let status = try await Self.served(port: serve.port, within: 20)
+        #expect(status == 200, "no answer after the descriptors came back; output: \(serve.text)")
+        #expect(serve.text.contains("accept failed"), "the accept errors were not logged: \(serve.text)")
+    }
+
+    @Test("2,000 idle connections: threads and memory bounded, the excess refused with 503")
+    func idleConnectionsAreBounded() async throws {
+        let serve = try await ServeProcess()
+        defer { Task { await serve.stop() } }
+        #expect(try await Self.served(port: serve.port, within: 20) == 200)
+        let threadsBefore = try #require(serve.status("Threads"))
+        let memoryBefore = try #require(serve.status("VmRSS"))
+        var clients = try await Self.open(2000, port: serve.port)
+        #expect(clients.count == 2000)
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        let threads = try #require(serve.status("Threads"))
+        let memory = try #require(serve.status("VmRSS"))
+        #expect(threads <= threadsBefore + 8, "threads: \(threadsBefore) before, \(threads) with 2,000 idle connections")
+        #expect(memory <= memoryBefore + 64 << 10, "VmRSS: \(memoryBefore) KiB before, \(memory) KiB with 2,000 idle connections")
+        // The newest connections are over the limit: each was answered 503 and closed.
+        let last = try #require(clients.last)
+        let refusal = try await ReceiverHardeningTests.onOwnThread { last.readUntilClosed(timeout: 5) }
+        #expect(refusal.statuses == [503] && refusal.closed, "\(refusal.text.debugDescription)")
+        clients.removeAll()
+        #expect(try await Self.served(port: serve.port, within: 20) == 200)
+    }
+
+    @Test("serve --record --record-max: secrets redacted in what it prints, captures 0600, the big one not recorded")
+    func serveRecordsWithinItsLimitsAndRedacts() async throws {
+        let parent = try ReceiverHardeningTests.temporaryDirectory("serve-record")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let directory = parent.appendingPathComponent("captures")
+        let serve = try await ServeProcess(arguments: ["--record", directory.path, "--record-max", "1K"])
+        defer { Task { await serve.stop() } }
+        let headers = [("Content-Type", "application/x-www-form-urlencoded"), ("Authorization", "Basic c2VjcmV0LXZhbHVl")]
+        for (path, size) in [("/small", 10), ("/big", 2000)] {
+            let answer = try await ReceiverHardeningTests.exchange(
+                port: serve.port,
+                ReceiverHardeningTests.rawRequest(path, headers: headers, body: Data(("v=" + String(repeating: "x", count: size)).utf8)),
+                timeout: 30)
+            #expect(answer.status == 200)
+        }
+        for _ in 0..<200 where !serve.text.contains("--record-max") {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let text = serve.text
+        #expect(!text.contains("c2VjcmV0LXZhbHVl"), "the credentials were printed: \(text)")
+        #expect(text.contains("Authorization: [redacted, 22 bytes]"), "\(text)")
+        #expect(text.contains("not recorded") && text.contains("--record-max"), "\(text)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(names.count == 1 && names.first?.hasSuffix("-POST.http") == true, "\(names)")
+        for name in names {
+            let mode =
+                try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? Int == 0o700)
+    }
+}
