@@ -71,7 +71,7 @@ package struct CompressionSummary: Sendable, Equatable {
 /// boundary and is not worth it for a few hundred bytes — and longer ones use the chosen level.
 package enum BodyCompressor {
     /// Bodies up to this size (uncompressed) are compressed into memory by ``Destination/automatic``.
-    package static let memoryLimit: UInt64 = BodyDelivery.defaultInMemoryLimit
+    package static let memoryLimit: UInt64 = 1 << 20
     /// The read size: 1 MiB.
     package static let readSize = 1 << 20
     /// Structure segments at least this long are compressed at the chosen level (see above).
@@ -132,7 +132,7 @@ package enum BodyCompressor {
         var length: UInt64 = 0
         let file = try TemporaryStorage.writeNewFile(purpose: purpose) { (fd, path) throws(FormDataError) in
             length = try compress(source, settings: settings) { (chunk) throws(FormDataError) in
-                try BodySpooler.writeAll(chunk, to: fd, path: path)
+                try FileDescriptorWriting.writeAll(chunk, to: fd, path: path)
             }.bytesOut
         }
         return .file(file, length: length)

@@ -19,4 +19,11 @@ package enum FileDescriptorWriting {
         }
         return 0
     }
+
+    /// Writes all of `bytes` to `fd`, the temporary file at `path`.
+    /// - Throws: ``FormDataError/temporaryFileFailed(path:operation:errno:)`` naming `path`.
+    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(FormDataError) {
+        let code = writeFully(fd, bytes)
+        if code != 0 { throw .temporaryFileFailed(path: path, operation: "write", errno: code) }
+    }
 }

@@ -66,36 +66,6 @@ extension FormDataTransport {
     public var answersAuthenticationChallenges: Bool { capabilities.contains(.challengeAuthentication) }
 }
 
-/// What a transport can apply: one set it declares, checked against a request's
-/// ``NetworkOptions/requiredCapabilities`` before anything is sent.
-public struct TransportCapabilities: OptionSet, Sendable, Hashable {
-    /// The set's bits.
-    public let rawValue: UInt16
-    /// Makes a set from its raw bits.
-    /// - Parameter rawValue: the bits.
-    public init(rawValue: UInt16) { self.rawValue = rawValue }
-
-    /// Answers authentication challenges (Basic, Digest, NTLM) with ``NetworkOptions/credentials``.
-    public static let challengeAuthentication = TransportCapabilities(rawValue: 1 << 0)
-    /// Sends through ``NetworkOptions/proxy``.
-    public static let proxies = TransportCapabilities(rawValue: 1 << 1)
-    /// Limits the upload rate to ``NetworkOptions/maximumUploadBytesPerSecond``.
-    public static let bandwidthLimit = TransportCapabilities(rawValue: 1 << 2)
-    /// Checks ``NetworkOptions/pinnedPublicKeyHashes``.
-    public static let publicKeyPinning = TransportCapabilities(rawValue: 1 << 3)
-    /// Presents ``NetworkOptions/clientCertificate``.
-    public static let clientCertificates = TransportCapabilities(rawValue: 1 << 4)
-    /// Applies ``NetworkOptions/trustedCertificates``, ``NetworkOptions/validatesSecureCertificate``
-    /// and ``NetworkOptions/validatesHostName`` per request.
-    public static let customTrust = TransportCapabilities(rawValue: 1 << 5)
-    /// Keeps a cookie jar (``NetworkOptions/usesCookieJar``) and sends
-    /// ``NetworkOptions/requestCookies`` itself; without it they go as a `Cookie` header.
-    public static let cookies = TransportCapabilities(rawValue: 1 << 6)
-    /// Undoes a response's content encoding (gzip) itself: body bytes arrive decoded. Without
-    /// it the send driver inflates a gzip body.
-    public static let decodesContentEncoding = TransportCapabilities(rawValue: 1 << 7)
-}
-
 /// The forms in which a transport can take a request body (``TransportRequest/Body``).
 public struct TransportBodyForms: OptionSet, Sendable, Hashable {
     /// The set's bits.
@@ -262,48 +232,5 @@ public struct TransportRequest: Sendable, Equatable {
             && lhs.network == rhs.network
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
-    }
-}
-
-/// The head of a response: status and headers.
-public struct TransportResponseHead: Sendable, Equatable {
-    /// The HTTP status code.
-    public var statusCode: Int
-    /// The response headers (names as the server sent them; a repeated name is joined with `, `).
-    public var headers: [String: String]
-    /// The server's own reason phrase (`Not Found` in `HTTP/1.1 404 Not Found`), when the
-    /// transport sees the status line (the curl transport does; URLSession does not).
-    public var reasonPhrase: String?
-
-    /// A head with `statusCode`, `headers` and the server's `reasonPhrase` if known.
-    /// - Parameters:
-    ///   - statusCode: the HTTP status code.
-    ///   - headers: the response headers.
-    ///   - reasonPhrase: the server's own reason phrase, nil when the transport does not see it.
-    public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil) {
-        self.statusCode = statusCode
-        self.headers = headers
-        self.reasonPhrase = reasonPhrase
-    }
-
-    /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`:
-    /// with the server's reason phrase when the transport saw it, else the standard one for the code.
-    public var statusLine: String {
-        let reason = reasonPhrase ?? HTTPReasonPhrase.phrase(for: statusCode)
-        return reason.isEmpty ? "HTTP/1.1 \(statusCode)" : "HTTP/1.1 \(statusCode) \(reason)"
-    }
-
-    /// Whether the body carries a content encoding (`gzip`…): it is decoded, and so bounded by the
-    /// decompressed-size limit.
-    public var isContentEncoded: Bool {
-        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
-        return !encoding.isEmpty && encoding != "identity"
-    }
-
-    /// The value of header `name`, compared case-insensitively.
-    /// - Parameter name: the header's name, in any case.
-    /// - Returns: its value (the last one set, for a request), or nil when there is none.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 }

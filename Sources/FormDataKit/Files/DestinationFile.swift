@@ -12,11 +12,14 @@ import Foundation
 /// it is never opened through a symbolic link, and the rename replaces a link at `path` rather
 /// than writing where it points.
 package enum DestinationFile {
+    /// Receives bytes to append to the file (valid only during the call).
+    package typealias Sink = (UnsafeRawBufferPointer) throws(FormDataError) -> Void
+
     /// Creates the sibling, runs `body` with a sink that appends to it, and puts it in place at `path`.
     /// Failures of the destination are ``FormDataError/fileUnwritable(path:errno:)`` naming `path`
     /// (``FormDataError/fileIsDirectory(path:)`` when `path` is a directory).
     package static func write(
-        to path: String, _ body: (_ write: GzipDeflater.Sink) throws(FormDataError) -> Void
+        to path: String, _ body: (_ write: Sink) throws(FormDataError) -> Void
     ) throws(FormDataError) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path

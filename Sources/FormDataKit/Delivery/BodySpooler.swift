@@ -42,8 +42,7 @@ package enum BodySpooler {
 
     /// Writes all of `bytes` to `fd`, retrying short writes.
     package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(FormDataError) {
-        let code = FileDescriptorWriting.writeFully(fd, bytes)
-        if code != 0 { throw .temporaryFileFailed(path: path, operation: "write", errno: code) }
+        try FileDescriptorWriting.writeAll(bytes, to: fd, path: path)
     }
 
     /// Reserves `length` bytes of disk for the file open as `fd` without changing its size. A full

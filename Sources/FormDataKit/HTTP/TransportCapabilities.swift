@@ -1,0 +1,31 @@
+import Foundation
+
+/// What a transport can apply: one set it declares, checked against a request's
+/// ``NetworkOptions/requiredCapabilities`` before anything is sent.
+public struct TransportCapabilities: OptionSet, Sendable, Hashable {
+    /// The set's bits.
+    public let rawValue: UInt16
+    /// Makes a set from its raw bits.
+    /// - Parameter rawValue: the bits.
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// Answers authentication challenges (Basic, Digest, NTLM) with ``NetworkOptions/credentials``.
+    public static let challengeAuthentication = TransportCapabilities(rawValue: 1 << 0)
+    /// Sends through ``NetworkOptions/proxy``.
+    public static let proxies = TransportCapabilities(rawValue: 1 << 1)
+    /// Limits the upload rate to ``NetworkOptions/maximumUploadBytesPerSecond``.
+    public static let bandwidthLimit = TransportCapabilities(rawValue: 1 << 2)
+    /// Checks ``NetworkOptions/pinnedPublicKeyHashes``.
+    public static let publicKeyPinning = TransportCapabilities(rawValue: 1 << 3)
+    /// Presents ``NetworkOptions/clientCertificate``.
+    public static let clientCertificates = TransportCapabilities(rawValue: 1 << 4)
+    /// Applies ``NetworkOptions/trustedCertificates``, ``NetworkOptions/validatesSecureCertificate``
+    /// and ``NetworkOptions/validatesHostName`` per request.
+    public static let customTrust = TransportCapabilities(rawValue: 1 << 5)
+    /// Keeps a cookie jar (``NetworkOptions/usesCookieJar``) and sends
+    /// ``NetworkOptions/requestCookies`` itself; without it they go as a `Cookie` header.
+    public static let cookies = TransportCapabilities(rawValue: 1 << 6)
+    /// Undoes a response's content encoding (gzip) itself: body bytes arrive decoded. Without
+    /// it the send driver inflates a gzip body.
+    public static let decodesContentEncoding = TransportCapabilities(rawValue: 1 << 7)
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// The head of a response: status and headers.
+public struct TransportResponseHead: Sendable, Equatable {
+    /// The HTTP status code.
+    public var statusCode: Int
+    /// The response headers (names as the server sent them; a repeated name is joined with `, `).
+    public var headers: [String: String]
+    /// The server's own reason phrase (`Not Found` in `HTTP/1.1 404 Not Found`), when the
+    /// transport sees the status line (the curl transport does; URLSession does not).
+    public var reasonPhrase: String?
+
+    /// A head with `statusCode`, `headers` and the server's `reasonPhrase` if known.
+    /// - Parameters:
+    ///   - statusCode: the HTTP status code.
+    ///   - headers: the response headers.
+    ///   - reasonPhrase: the server's own reason phrase, nil when the transport does not see it.
+    public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.reasonPhrase = reasonPhrase
+    }
+
+    /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`:
+    /// with the server's reason phrase when the transport saw it, else the standard one for the code.
+    public var statusLine: String {
+        let reason = reasonPhrase ?? HTTPReasonPhrase.phrase(for: statusCode)
+        return reason.isEmpty ? "HTTP/1.1 \(statusCode)" : "HTTP/1.1 \(statusCode) \(reason)"
+    }
+
+    /// Whether the body carries a content encoding (`gzip`…): it is decoded, and so bounded by the
+    /// decompressed-size limit.
+    public var isContentEncoded: Bool {
+        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return !encoding.isEmpty && encoding != "identity"
+    }
+
+    /// The value of header `name`, compared case-insensitively.
+    /// - Parameter name: the header's name, in any case.
+    /// - Returns: its value (the last one set, for a request), or nil when there is none.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+    }
+}
