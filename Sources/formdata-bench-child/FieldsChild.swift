@@ -30,3 +30,16 @@ enum FieldsChild {
         print(String(format: "%.9f %llu", median, size))
     }
 }
+
+/// `set-values COUNT`: COUNT distinct keys set with `setPostValue` on one request (ASI's replace
+/// rule checks every earlier field of the name); prints `formdata-bench-seconds S`.
+enum SetValuesChild {
+    static func run(count: Int) {
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/")!)
+        let start = ContinuousClock.now
+        for index in 0..<count { request.setPostValue("value \(index)", forKey: "key\(index)") }
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        print("formdata-bench-seconds \(seconds)")
+    }
+}

@@ -11,8 +11,9 @@ import Foundation
 //   formdata-bench-child w4 LEVEL THREADS FILE...             (W4)
 //   formdata-bench-child gzip MODE LEVEL ADAPTIVE TYPE THREADS FILE   (W6)
 //   formdata-bench-child gzip-request FILE                    (RSS of a large compressed body)
+//   formdata-bench-child set-values COUNT                     (setPostValue with COUNT distinct keys)
 
-let usage = "usage: formdata-bench-child spool|spool-copy|w1|w2|w4|gzip|gzip-request ARGUMENTS..."
+let usage = "usage: formdata-bench-child spool|spool-copy|w1|w2|w4|gzip|gzip-request|set-values ARGUMENTS..."
 
 func main() throws {
     let arguments = Array(CommandLine.arguments.dropFirst())
@@ -27,6 +28,7 @@ func main() throws {
     case "w4": try GzipChildren.w4(rest)
     case "gzip": try GzipChildren.part(rest)
     case "gzip-request": try GzipChildren.request(file: rest.first ?? "")
+    case "set-values": SetValuesChild.run(count: Int(rest.first ?? "") ?? 100_000)
     default: throw ChildError.usage("unknown workload \(workload)\n\(usage)")
     }
 }

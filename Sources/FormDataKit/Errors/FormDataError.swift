@@ -43,6 +43,16 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// Request header `name` is not a valid header name (an RFC 9110 token), or its value
     /// contains CR, LF or NUL (header injection). Raised when the request is built or sent.
     case invalidRequestHeader(name: String, value: String)
+    /// The request method is not an RFC 9110 token (a space, CR or LF would rewrite the request
+    /// line). Raised by the send driver before anything is sent.
+    case invalidRequestMethod(method: String)
+    /// A request cookie's name is not a token, or its value has a byte outside RFC 6265's
+    /// cookie-octets (CR, LF, `;`, a space…: it would inject headers or cookies).
+    case invalidRequestCookie(name: String, value: String)
+    /// A credential libcurl would put into a header (`field`: `username`, `password`, `domain`,
+    /// `proxyUsername`, `proxyPassword`, `proxyDomain`) contains CR, LF or NUL. The value is not
+    /// repeated in the error.
+    case invalidCredential(field: String)
     /// The multipart boundary you set occurs inside the content of field `field`.
     /// (A generated boundary is regenerated instead.)
     case boundaryCollision(boundary: String, field: String)
@@ -141,7 +151,9 @@ extension FormDataError {
         case .timedOut: return 2
         case .authenticationNeeded: return 3
         case .cancelled: return 4
-        case .unableToCreateRequest, .requestInProgress, .invalidRequestHeader: return 5
+        case .unableToCreateRequest, .requestInProgress, .invalidRequestHeader, .invalidRequestMethod, .invalidRequestCookie,
+            .invalidCredential:
+            return 5
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
@@ -161,7 +173,7 @@ extension FormDataError {
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
-            .tooMuchRedirection, .redirectRefused, .responseTooLarge:
+            .invalidRequestMethod, .invalidRequestCookie, .invalidCredential, .tooMuchRedirection, .redirectRefused, .responseTooLarge:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -199,6 +211,13 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         case .invalidRequestHeader(let name, let value):
             return
                 "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"
+        case .invalidRequestMethod(let method):
+            return "The request method \(method.debugDescription) is not allowed: a method must be a token (no spaces, CR or LF)"
+        case .invalidRequestCookie(let name, let value):
+            return
+                "The request cookie \(name.debugDescription)=\(value.debugDescription) is not allowed: a cookie name must be a token, and a value must be RFC 6265 cookie-octets"
+        case .invalidCredential(let field):
+            return "The credential \(field) contains CR, LF or NUL and would break the header it is sent in"
         case .boundaryCollision(let boundary, let field):
             return "The multipart boundary \(boundary) occurs in the content of field '\(field)'"
         case .rawBodyWithFormFields(let field):

@@ -13,13 +13,7 @@ public enum RequestHeaderValidation {
     ///   - value: its value.
     /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` naming both.
     public static func requireValid(name: String, value: String) throws(FormDataError) {
-        let nameBytes = Array(name.utf8)
-        let nameIsToken =
-            !nameBytes.isEmpty
-            && nameBytes.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || tokenPunctuation.contains(byte)
-            }
+        let nameIsToken = isToken(name)
         let valueIsSafe = !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
         if !nameIsToken || !valueIsSafe { throw .invalidRequestHeader(name: name, value: value) }
     }
@@ -37,5 +31,49 @@ public enum RequestHeaderValidation {
     /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` for the first bad one.
     public static func requireValid(_ headers: [(name: String, value: String)]) throws(FormDataError) {
         for header in headers { try requireValid(name: header.name, value: header.value) }
+    }
+
+    /// Whether `text` is an RFC 9110 token (a header name, a method, a cookie name).
+    /// - Parameter text: the text.
+    /// - Returns: true when it is non-empty and every byte is a `tchar`.
+    public static func isToken(_ text: String) -> Bool {
+        let bytes = text.utf8
+        return !bytes.isEmpty
+            && bytes.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || tokenPunctuation.contains(byte)
+            }
+    }
+
+    /// Checks a request method.
+    /// - Parameter method: the method as it goes out.
+    /// - Throws: ``FormDataError/invalidRequestMethod(method:)`` unless it is a token.
+    public static func requireValidMethod(_ method: String) throws(FormDataError) {
+        if !isToken(method) { throw .invalidRequestMethod(method: method) }
+    }
+
+    /// Checks a request cookie: a token name, and a value of RFC 6265 cookie-octets (optionally
+    /// in double quotes).
+    /// - Parameters:
+    ///   - name: the cookie's name.
+    ///   - value: its value.
+    /// - Throws: ``FormDataError/invalidRequestCookie(name:value:)`` naming both.
+    public static func requireValidCookie(name: String, value: String) throws(FormDataError) {
+        var octets = Substring(value).utf8
+        if octets.count >= 2, octets.first == 0x22, octets.last == 0x22 { octets = octets.dropFirst().dropLast() }
+        let valid = octets.allSatisfy { byte in
+            byte == 0x21 || (byte >= 0x23 && byte <= 0x2B) || (byte >= 0x2D && byte <= 0x3A) || (byte >= 0x3C && byte <= 0x5B)
+                || (byte >= 0x5D && byte <= 0x7E)
+        }
+        if !isToken(name) || !valid { throw .invalidRequestCookie(name: name, value: value) }
+    }
+
+    /// Checks a credential that may be put into a header (Digest's `username="…"`, NTLM's domain).
+    /// - Parameters:
+    ///   - value: the credential.
+    ///   - field: its property's name, for the error.
+    /// - Throws: ``FormDataError/invalidCredential(field:)`` for CR, LF or NUL.
+    public static func requireValidCredential(_ value: String?, field: String) throws(FormDataError) {
+        if let value, value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) { throw .invalidCredential(field: field) }
     }
 }

@@ -65,6 +65,9 @@ public struct Form: Sendable, Equatable {
     public private(set) var values: [FormValueField] = []
     /// The file and data fields, in the order added.
     public private(set) var files: [FormFileField] = []
+    /// How many value fields have each name: `setValue` with a new name only appends (100,000
+    /// distinct names are set in linear time, not quadratic).
+    private var valueNameCounts: [String: Int] = [:]
 
     /// An empty form.
     public init() {}
@@ -78,6 +81,7 @@ public struct Form: Sendable, Equatable {
     ///   - name: the field's name (duplicates allowed).
     public mutating func addValue(_ value: String, forName name: String) {
         values.append(FormValueField(name: name, value: value))
+        valueNameCounts[name, default: 0] += 1
     }
 
     /// Removes every value field named `name`, then appends this one.
@@ -85,8 +89,20 @@ public struct Form: Sendable, Equatable {
     ///   - value: the value, as text.
     ///   - name: the field's name.
     public mutating func setValue(_ value: String, forName name: String) {
-        values.removeAll { $0.name == name }
+        if valueNameCounts[name] != nil {
+            values.removeAll { $0.name == name }
+            valueNameCounts[name] = nil
+        }
         addValue(value, forName: name)
+    }
+
+    /// Forms are equal when their fields are, in order.
+    /// - Parameters:
+    ///   - lhs: one form.
+    ///   - rhs: the other.
+    /// - Returns: whether both have the same value and file fields in the same order.
+    public static func == (lhs: Form, rhs: Form) -> Bool {
+        lhs.values == rhs.values && lhs.files == rhs.files
     }
 
     /// Appends a file field.

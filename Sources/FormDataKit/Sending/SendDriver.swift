@@ -80,12 +80,31 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     /// stopped), or when it starts if it has not yet.
     package func cancel() { handle(.cancel) }
 
-    /// Checks what reaches the wire.
-    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` for a header that could inject
-    ///   others; ``FormDataError/unableToCreateRequest(underlying:)`` naming an option the
-    ///   transport cannot apply.
+    /// Checks what reaches the wire, whichever route it takes: header names and values, the
+    /// method, request cookies, credentials that go into headers; a caller's `Transfer-Encoding`.
+    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)``,
+    ///   ``FormDataError/invalidRequestMethod(method:)``, ``FormDataError/invalidRequestCookie(name:value:)``,
+    ///   ``FormDataError/invalidCredential(field:)``; ``FormDataError/unableToCreateRequest(underlying:)``
+    ///   naming an option the transport cannot apply.
     package static func validate(_ request: TransportRequest, for transport: any FormDataTransport) throws(FormDataError) {
+        // Cookies first: a façade may also have put them into a Cookie header.
+        for cookie in request.network.requestCookies {
+            try RequestHeaderValidation.requireValidCookie(name: cookie.name, value: cookie.value)
+        }
         try RequestHeaderValidation.requireValid(request.headers)
+        try RequestHeaderValidation.requireValidMethod(request.method)
+        if let framing = request.headers.first(where: { $0.name.equalsIgnoringASCIICase("Transfer-Encoding") }) {
+            // The body goes with its exact Content-Length, never chunked: a caller's framing
+            // header would contradict it (the Content-Length + Transfer-Encoding ambiguity).
+            throw .invalidRequestHeader(name: framing.name, value: framing.value)
+        }
+        let network = request.network
+        try RequestHeaderValidation.requireValidCredential(network.credentials?.user, field: "username")
+        try RequestHeaderValidation.requireValidCredential(network.credentials?.password, field: "password")
+        try RequestHeaderValidation.requireValidCredential(network.credentials?.domain, field: "domain")
+        try RequestHeaderValidation.requireValidCredential(network.proxy?.credentials?.user, field: "proxyUsername")
+        try RequestHeaderValidation.requireValidCredential(network.proxy?.credentials?.password, field: "proxyPassword")
+        try RequestHeaderValidation.requireValidCredential(network.proxy?.credentials?.domain, field: "proxyDomain")
         let capabilities = transport.capabilities
         if let missing = request.network.requiredCapabilities.first(where: { !capabilities.contains($0.capability) }) {
             // Never a silently different request: a setting the transport cannot apply is an error.
