@@ -259,3 +259,32 @@ int ccurl_cookie_share_destroy(void *pointer) {
     free(owner);
     return 0;
 }
+
+// libcurl's struct curl_slist: { char *data; struct curl_slist *next; }
+struct ccurl_slist {
+    char *data;
+    struct ccurl_slist *next;
+};
+#define CCURL_INFO_COOKIELIST (0x400000 + 28)
+
+char *ccurl_easy_cookie_lines(void *easy) {
+    struct ccurl_slist *list = NULL;
+    if (api.easy_getinfo(easy, CCURL_INFO_COOKIELIST, &list) != 0 || list == NULL) return NULL;
+    size_t length = 0;
+    for (struct ccurl_slist *item = list; item != NULL; item = item->next) length += strlen(item->data) + 1;
+    char *text = malloc(length + 1);
+    if (text != NULL) {
+        char *end = text;
+        for (struct ccurl_slist *item = list; item != NULL; item = item->next) {
+            size_t size = strlen(item->data);
+            memcpy(end, item->data, size);
+            end += size;
+            *end++ = '\n';
+        }
+        *end = 0;
+    }
+    api.slist_free_all(list);
+    return text;
+}
+
+void ccurl_free(void *pointer) { free(pointer); }

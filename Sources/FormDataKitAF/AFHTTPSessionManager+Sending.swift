@@ -55,6 +55,8 @@ extension AFHTTPSessionManager {
             return
         }
         var request = prepared.request
+        // URLSession's whole-task limit (7 days unless changed), as Apple's sessions apply it.
+        request.totalTimeoutInterval = sessionConfiguration.timeoutIntervalForResource
         do {
             try applySecurityPolicy(to: &request)
         } catch {

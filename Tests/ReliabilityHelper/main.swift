@@ -7,6 +7,8 @@
 //   reliability-helper change MODE(delete|truncate|grow) GZIP FILE URL   change FILE after adding it, then send
 //   reliability-helper concurrent COUNT URL   COUNT small multipart sends at once on one CurlTransport; the
 //                                               process's peak thread count while they run
+//   reliability-helper cookie-flood COUNT URL [PER-DOMAIN]   COUNT sends to URL/<n> (a server setting 50 cookies of ~4 KB
+//                                               each); the jar's cookie count and the peak RSS after
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,6 +78,9 @@ case "change":
     report(["ok": true, "status": request.responseStatusCode])
 case "concurrent":
     runConcurrentSends(count: Int(arguments[2]) ?? 0, url: URL(string: arguments[3])!)
+case "cookie-flood":
+    runCookieFlood(
+        count: Int(arguments[2]) ?? 0, url: URL(string: arguments[3])!, perDomainLimit: arguments.count > 4 ? Int(arguments[4]) : nil)
 default:
     report(["error": "unknown command \(arguments[1])"])
 }

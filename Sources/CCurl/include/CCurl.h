@@ -73,5 +73,10 @@ void *ccurl_cookie_share_create(void);
 void *ccurl_cookie_share_handle(void *owner);
 /// Releases the share (`curl_share_cleanup`); nonzero (and nothing freed) while handles use it.
 int ccurl_cookie_share_destroy(void *owner);
+/// Every cookie of the jar `easy` uses (`CURLINFO_COOKIELIST`), as Netscape cookie-file lines
+/// joined by `\n`, in the jar's order; NULL when there are none. Free it with `ccurl_free`.
+char *ccurl_easy_cookie_lines(void *easy);
+/// Frees what `ccurl_easy_cookie_lines` returned.
+void ccurl_free(void *pointer);
 
 #endif

@@ -111,6 +111,7 @@ extension FormDataRequest {
             )
         }
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
+        let totalTimeout = sending.withLock { $0.settings.totalTimeOutSeconds }
         let network = networkOptions()
         let chosenTransport = transport
         // The body in the form the transport takes (read or spooled outside the lock).
@@ -162,6 +163,7 @@ extension FormDataRequest {
             var request = TransportRequest(
                 url: state.url, method: state.effectiveMethod, headers: headers, body: delivered.body,
                 timeoutInterval: timeout)
+            request.totalTimeoutInterval = totalTimeout
             request.maximumDecompressedResponseSize = responseLimit
             request.maximumResponseSize = rawResponseLimit
             request.network = network

@@ -18,6 +18,15 @@ extension FormDataRequest {
         set { sending.withLock { $0.settings.timeOutSeconds = newValue } }
     }
 
+    /// Seconds the whole send may take — every retry, redirect and authentication round
+    /// included — before it fails with ``FormDataError/timedOut(underlying:)`` (not retried);
+    /// 0 (the default) or less: no total limit. ASIHTTPRequest had only the idle timeout
+    /// (``timeOutSeconds``), which a server that sends one byte now and then never trips.
+    public var totalTimeOutSeconds: TimeInterval {
+        get { sending.withLock { $0.settings.totalTimeOutSeconds } }
+        set { sending.withLock { $0.settings.totalTimeOutSeconds = newValue } }
+    }
+
     /// How many times a timed-out request is sent again (the same body; a spooled body file is
     /// kept until the last try); 0 by default.
     public var numberOfTimesToRetryOnTimeout: Int {

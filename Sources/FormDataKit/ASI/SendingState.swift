@@ -20,6 +20,7 @@ struct SendingState {
 /// The caller's settings for sending (ASIHTTPRequest's timeouts, credentials, proxy, limits).
 struct SendSettings {
     var timeOutSeconds: TimeInterval = FormDataRequest.defaultTimeOutSeconds
+    var totalTimeOutSeconds: TimeInterval = 0
     var numberOfTimesToRetryOnTimeout = 0
     var username: String?
     var password: String?

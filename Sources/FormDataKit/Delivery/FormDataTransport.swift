@@ -187,6 +187,10 @@ public struct TransportRequest: Sendable, Equatable {
     /// Seconds without any bytes sent or received before the send fails with
     /// ``FormDataError/timedOut(underlying:)``; 0 or less means no timeout.
     public var timeoutInterval: TimeInterval
+    /// Seconds the whole send may take — every attempt, redirect and challenge answered — before
+    /// it fails with ``FormDataError/timedOut(underlying:)`` (never retried); 0 or less (the
+    /// default): no total limit, only ``timeoutInterval``. The send driver enforces it.
+    public var totalTimeoutInterval: TimeInterval = 0
     /// The largest response body accepted once a `Content-Encoding` (gzip) is undone; a
     /// transport stops receiving when a decoded body grows past it and completes with
     /// ``FormDataError/compression(underlying:)`` wrapping
@@ -226,7 +230,7 @@ public struct TransportRequest: Sendable, Equatable {
     /// Requests are equal when every part is equal (headers in order).
     public static func == (lhs: TransportRequest, rhs: TransportRequest) -> Bool {
         lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body
-            && lhs.timeoutInterval == rhs.timeoutInterval
+            && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
             && lhs.maximumDecompressedResponseSize == rhs.maximumDecompressedResponseSize
             && lhs.maximumResponseSize == rhs.maximumResponseSize
             && lhs.network == rhs.network

@@ -60,7 +60,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 retriesOnTimeout: retriesOnTimeout, redirectPolicy: transport.redirectPolicy,
                 answersChallenges: capabilities.contains(.challengeAuthentication),
                 transportDecodesContentEncoding: capabilities.contains(.decodesContentEncoding),
-                idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval)))
+                idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval),
+                totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval)))
     }
 
     /// Starts the send. What reaches the wire is checked once, here, whichever façade built the

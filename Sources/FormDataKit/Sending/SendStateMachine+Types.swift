@@ -17,12 +17,15 @@ extension SendStateMachine {
         package var transportDecodesContentEncoding: Bool
         /// Nanoseconds without any bytes sent or received before an exchange times out; 0: never.
         package var idleTimeoutNanoseconds: UInt64
+        /// Nanoseconds the whole send may take, every attempt included; 0: no limit.
+        package var totalTimeoutNanoseconds: UInt64
 
         /// A configuration; every argument is described on its property.
         package init(
             retriesOnTimeout: Int = 0, redirectPolicy: RedirectPolicy? = RedirectPolicy(), answersChallenges: Bool = false,
-            transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0
+            transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0, totalTimeoutNanoseconds: UInt64 = 0
         ) {
+            self.totalTimeoutNanoseconds = totalTimeoutNanoseconds
             self.retriesOnTimeout = max(0, retriesOnTimeout)
             self.redirectPolicy = redirectPolicy
             self.answersChallenges = answersChallenges

@@ -54,9 +54,10 @@ package struct SendStateMachine: Sendable {
     private var reportedSent: Int64 = 0
     private var headSeenThisExchange = false
 
-    // The idle clock.
+    // The idle clock, and the whole send's deadline.
     private var lastActivity: UInt64 = 0
     private var timerDeadline: UInt64?
+    private var totalDeadline: UInt64?
 
     /// A machine for sending `request` under `configuration`.
     package init(request: TransportRequest, configuration: Configuration) {
@@ -145,6 +146,7 @@ package struct SendStateMachine: Sendable {
             state = .finished
             return [.finish(.failure(.cancelled))]
         }
+        if configuration.totalTimeoutNanoseconds > 0 { totalDeadline = now + configuration.totalTimeoutNanoseconds }
         return begin(original, now: now)
     }
 
@@ -155,12 +157,21 @@ package struct SendStateMachine: Sendable {
         headSeenThisExchange = false
         touch(now)
         var actions: [Action] = [.startExchange(id: id, request: request)]
-        if configuration.idleTimeoutNanoseconds > 0, timerDeadline == nil {
-            let deadline = now + configuration.idleTimeoutNanoseconds
+        if timerDeadline == nil, let deadline = nextDeadline() {
             timerDeadline = deadline
             actions.append(.armTimer(deadline: deadline))
         }
         return actions
+    }
+
+    /// When the clock is next needed: the idle deadline or the total one, whichever comes first.
+    private func nextDeadline() -> UInt64? {
+        let idle = configuration.idleTimeoutNanoseconds > 0 ? lastActivity + configuration.idleTimeoutNanoseconds : nil
+        switch (idle, totalDeadline) {
+        case (let idle?, let total?): return min(idle, total)
+        case (let idle?, nil): return idle
+        case (nil, let total): return total
+        }
     }
 
     private mutating func cancel() -> [Action] {
@@ -178,11 +189,20 @@ package struct SendStateMachine: Sendable {
 
     private mutating func clock(now: UInt64) -> [Action] {
         timerDeadline = nil
-        guard case .exchanging(let exchange) = state, configuration.idleTimeoutNanoseconds > 0 else { return [] }
+        guard case .exchanging(let exchange) = state else { return [] }
+        if let total = totalDeadline, now >= total {
+            // The whole send's time is up: no retry.
+            state = .finished
+            let seconds = Double(configuration.totalTimeoutNanoseconds) / 1e9
+            let error = FormDataError.timedOut(
+                underlying: UnderlyingError(
+                    domain: "FormDataKit", code: 1, message: "The send took longer than its total timeout of \(seconds) s"))
+            return [.cancelExchange(id: exchange.id), .finish(.failure(error))]
+        }
         let limit = configuration.idleTimeoutNanoseconds
         let idle = now > lastActivity ? now - lastActivity : 0
-        guard idle >= limit else {
-            let deadline = lastActivity + limit
+        guard limit > 0, idle >= limit else {
+            guard let deadline = nextDeadline() else { return [] }
             timerDeadline = deadline
             return [.armTimer(deadline: deadline)]
         }

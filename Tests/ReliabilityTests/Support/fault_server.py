@@ -8,6 +8,8 @@ Routes (the <key> makes "first time" per test):
   POST /stall-first/<key>   first time: read 64 KiB, then stop reading (the client times out)
   POST /stall/<key>         read nothing and hold the connection (cancel tests)
   GET  /bomb/<size>         a gzip response that inflates to <size> zero bytes
+  GET  /trickle/<n>         a <n>-byte body, one byte every 0.2 s (never idle, never quick)
+  GET  /cookies/<round>     50 Set-Cookie headers of about 4 KB each, named c<round>_<i> (a flood)
   GET  /log                 JSON list of every request: {path, content_length, received, sha256, complete}
 """
 import gzip
@@ -84,6 +86,23 @@ class Handler(BaseHTTPRequestHandler):
                     BOMBS[size] = gzip.compress(b"\0" * size, compresslevel=9)
                 body = BOMBS[size]
             return self.answer(200, body, [("Content-Encoding", "gzip"), ("Content-Type", "application/octet-stream")])
+        if len(parts) == 3 and parts[1] == "trickle":
+            count = int(parts[2])
+            self.send_response(200)
+            self.send_header("Content-Length", str(count))
+            self.end_headers()
+            try:
+                for _ in range(count):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+            return
+        if len(parts) == 3 and parts[1] == "cookies":
+            value = "v" * 4000
+            cookies = [("Set-Cookie", "c%s_%d=%s; Path=/" % (parts[2], index, value)) for index in range(50)]
+            return self.answer(200, b"{}", cookies + [("Content-Type", "application/json")])
         self.answer(404, b"")
 
     def do_POST(self):

@@ -30,12 +30,20 @@ final class CurlEventLoop: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
+    private let maximumIdleConnections: Int
+    private let idleConnectionTimeout: TimeInterval
 
     /// Transfers in the multi handle, by easy handle (loop thread only).
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Since when no transfer is in the multi handle while it may keep connections (loop thread only).
+    private var idleSince: ContinuousClock.Instant?
+    /// Whether a transfer ran on the current multi handle (which may then keep connections).
+    private var multiWasUsed = false
 
-    init(maximumConnectionsPerHost: Int) {
+    init(maximumConnectionsPerHost: Int, maximumIdleConnections: Int, idleConnectionTimeout: TimeInterval) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.maximumIdleConnections = maximumIdleConnections
+        self.idleConnectionTimeout = idleConnectionTimeout
     }
 
     /// Queues `send` to start; false when the loop has stopped or libcurl cannot be used.
@@ -81,10 +89,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard !stopped, !stopRequested else { return false }
             commands.append(command)
             if !started {
-                guard let handle = ccurl_multi_init() else { return false }
-                if maximumConnectionsPerHost > 0 {
-                    _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxHostConnections, maximumConnectionsPerHost)
-                }
+                guard let handle = makeMulti() else { return false }
                 multi = handle
                 started = true
                 let thread = Thread { [self] in run() }
@@ -99,8 +104,20 @@ final class CurlEventLoop: @unchecked Sendable {
 
     // MARK: - The loop's thread
 
+    /// A multi handle with the transport's connection limits.
+    private func makeMulti() -> UnsafeMutableRawPointer? {
+        guard let handle = ccurl_multi_init() else { return nil }
+        if maximumConnectionsPerHost > 0 {
+            _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxHostConnections, maximumConnectionsPerHost)
+        }
+        if maximumIdleConnections > 0 {
+            _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxConnects, maximumIdleConnections)
+        }
+        return handle
+    }
+
     private func run() {
-        guard let multi = lock.withLock({ self.multi }) else { return }
+        guard var multi = lock.withLock({ self.multi }) else { return }
         while true {
             let (pending, stopping) = lock.withLock { () -> ([Command], Bool) in
                 defer { commands = [] }
@@ -111,6 +128,7 @@ final class CurlEventLoop: @unchecked Sendable {
             var running: Int32 = 0
             _ = ccurl_multi_perform(multi, &running)
             collectFinished(multi)
+            if let fresh = closeIdleConnections(multi) { multi = fresh }
             var ready: Int32 = 0
             _ = ccurl_multi_poll(multi, 1000, &ready)
         }
@@ -165,6 +183,7 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         active[easy] = transfer
+        multiWasUsed = true
     }
 
     private func collectFinished(_ multi: UnsafeMutableRawPointer) {
@@ -173,7 +192,35 @@ final class CurlEventLoop: @unchecked Sendable {
         while ccurl_multi_next_done(multi, &easy, &code) == 1 {
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
+            transfer.exchangeEnded()
             transfer.send.transferFinished(transfer, code: code)
+        }
+    }
+
+    /// Once no transfer has been in the multi handle for `idleConnectionTimeout`, replaces it with
+    /// a new one, which closes every connection the old one kept (libcurl closes idle connections
+    /// only when another transfer runs, so a server's closed keep-alive sockets would otherwise sit
+    /// in CLOSE-WAIT for the life of the transport). Returns the new handle, if it made one.
+    private func closeIdleConnections(_ multi: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
+        guard idleConnectionTimeout > 0, multiWasUsed else { return nil }
+        guard active.isEmpty else {
+            idleSince = nil
+            return nil
+        }
+        let now = ContinuousClock.now
+        guard let since = idleSince else {
+            idleSince = now
+            return nil
+        }
+        guard since.duration(to: now) >= .milliseconds(Int64(idleConnectionTimeout * 1000)) else { return nil }
+        return lock.withLock { () -> UnsafeMutableRawPointer? in
+            // Commands queued meanwhile stay queued: the new handle takes them next round.
+            guard let fresh = makeMulti() else { return nil }
+            self.multi = fresh
+            _ = ccurl_multi_cleanup(multi)
+            idleSince = nil
+            multiWasUsed = false
+            return fresh
         }
     }
 }

@@ -61,6 +61,8 @@ enum CurlOption {
     static let keyPassword = objectPoint + 26
     static let cookieFile = objectPoint + 31
     static let cookieJar = objectPoint + 82
+    static let cookieList = objectPoint + 135
+    static let maxAgeConnection = long + 288
     static let sslCertType = objectPoint + 86
     static let sslKey = objectPoint + 87
     static let share = objectPoint + 100

@@ -29,11 +29,15 @@ final class CurlTransfer {
     private(set) var reasonPhrase: String?
     private(set) var headerLines: [(name: String, value: String)] = []
     private var uploadedOnWire: Int64 = 0
+    /// `Set-Cookie` lines in this exchange's responses (the jar is checked when there were any).
+    private var setCookieLines = 0
 
     /// The `CURLAUTH_*` schemes this transfer may answer with (see ``CurlSend``); 0: no credentials.
     let authSchemes: Int
     /// The jar this transfer's cookies go to and come from (kept alive while the handle is).
     private var cookieJar: CurlCookieJar?
+    /// The file the jar is written to, if any.
+    private var cookieJarFile: String?
 
     init(send: CurlSend, request: TransportRequest, authSchemes: Int) {
         self.send = send
@@ -209,9 +213,11 @@ final class CurlTransfer {
         if network.usesCookieJar, let jar = send.transport.cookieJar, let handle = jar.shareHandle {
             cookieJar = jar
             setPointer(CurlOption.share, handle)
-            // Turns the cookie engine on for this handle; with a file, it is read first.
-            setString(CurlOption.cookieFile, configuration.cookieJarFile ?? "")
-            if let file = configuration.cookieJarFile { setString(CurlOption.cookieJar, file) }
+            // Turns the cookie engine on for this handle. A jar file is read into the jar once,
+            // and written when a send's responses changed it (``exchangeEnded()``).
+            if let file = configuration.cookieJarFile { jar.loadFileOnce(file) }
+            setString(CurlOption.cookieFile, "")
+            cookieJarFile = configuration.cookieJarFile
         }
         if !network.requestCookies.isEmpty {
             setString(CurlOption.cookie, network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; "))
@@ -310,8 +316,20 @@ final class CurlTransfer {
             while start < stop, isBlank(line[start]) { start += 1 }
             while stop > start, isBlank(line[stop - 1]) { stop -= 1 }
             headerLines.append((name: text(0..<colon), value: text(start..<stop)))
+            if colon == 10, Self.isSetCookie(UnsafeRawBufferPointer(rebasing: line[0..<10])) { setCookieLines += 1 }
         }
         return count
+    }
+
+    /// Whether a header name is `Set-Cookie`, in any case.
+    private static func isSetCookie(_ name: UnsafeRawBufferPointer) -> Bool {
+        zip(name, "set-cookie".utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    /// The exchange has ended (on the event loop's thread): when the responses set cookies, the
+    /// jar is checked against its limits and written to its file, before the send completes.
+    func exchangeEnded() {
+        cookieJar?.transferEnded(setCookieLines: setCookieLines, file: cookieJarFile)
     }
 
     /// Progress: bytes of the body on the wire.

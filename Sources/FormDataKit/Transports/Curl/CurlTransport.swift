@@ -59,6 +59,19 @@ public final class CurlTransport: FormDataTransport {
         /// A file the cookie jar is read from (when it exists) and written to after each send
         /// (Netscape cookie-file format, as `curl --cookie-jar`); nil (the default): in memory only.
         public var cookieJarFile: String?
+        /// The most cookies the jar keeps for one domain; 180 by default (as Chrome and Firefox).
+        /// Past it, the domain's oldest cookies are dropped.
+        public var maximumCookiesPerDomain: Int
+        /// The most cookies the jar keeps in all; 3,000 by default (RFC 6265's minimum, Firefox's
+        /// limit). Past it, the oldest cookies of the domains holding the most are dropped.
+        public var maximumCookies: Int
+        /// The most connections kept open for reuse once their sends ended (libcurl's
+        /// `CURLMOPT_MAXCONNECTS`); 64 by default. Past it, the longest-unused one is closed. Raise
+        /// it when more than this many sends run at once to the same servers, or they reconnect.
+        public var maximumIdleConnections: Int
+        /// Seconds the transport may sit with no send in flight before it closes every connection
+        /// it kept for reuse; 30 by default (0: kept until the transport is released).
+        public var idleConnectionTimeout: TimeInterval
 
         /// A configuration; every argument has the default described on its property.
         /// - Parameters:
@@ -71,13 +84,22 @@ public final class CurlTransport: FormDataTransport {
         ///     its body, between 64 KiB and this).
         ///   - trust: the trust anchors every send of this transport uses, nil for the system's.
         ///   - cookieJarFile: a file the transport's cookie jar is read from and written to, nil for none.
+        ///   - maximumCookiesPerDomain: the most cookies kept for one domain (180).
+        ///   - maximumCookies: the most cookies kept in all (3,000).
+        ///   - maximumIdleConnections: the most connections kept open for reuse (64).
+        ///   - idleConnectionTimeout: seconds with no send before kept connections are closed (30; 0: never).
         public init(
             connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
             sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
-            trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil
+            trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil, maximumCookiesPerDomain: Int = 180,
+            maximumCookies: Int = 3000, maximumIdleConnections: Int = 64, idleConnectionTimeout: TimeInterval = 30
         ) {
             self.trust = trust
             self.cookieJarFile = cookieJarFile
+            self.maximumCookiesPerDomain = max(0, maximumCookiesPerDomain)
+            self.maximumCookies = max(0, maximumCookies)
+            self.maximumIdleConnections = max(0, maximumIdleConnections)
+            self.idleConnectionTimeout = max(0, idleConnectionTimeout)
             self.connectTimeout = connectTimeout
             self.followsRedirects = followsRedirects
             self.maximumRedirects = max(0, maximumRedirects)
@@ -110,9 +132,19 @@ public final class CurlTransport: FormDataTransport {
     /// - Parameter configuration: timeouts, redirects, connection limits, trust and cookie jar file.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.eventLoop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
-        self.cookieJar = CurlLibrary.isAvailable ? CurlCookieJar() : nil
+        self.eventLoop = CurlEventLoop(
+            maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
+            maximumIdleConnections: configuration.maximumIdleConnections,
+            idleConnectionTimeout: configuration.idleConnectionTimeout)
+        self.cookieJar =
+            CurlLibrary.isAvailable
+            ? CurlCookieJar(limits: .init(perDomain: configuration.maximumCookiesPerDomain, total: configuration.maximumCookies)) : nil
     }
+
+    /// How many cookies the transport's jar holds now (0 without libcurl). The jar keeps at most
+    /// ``Configuration/maximumCookiesPerDomain`` for a domain and ``Configuration/maximumCookies``
+    /// in all; it is checked after each response that set cookies.
+    public var storedCookieCount: Int { cookieJar?.count ?? 0 }
 
     deinit { eventLoop.stop() }
 
