@@ -40,9 +40,13 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
 
     func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws {
         guard fileURL.isFileURL else { throw AFURLRequestSerializationError.notFileURL(fileURL) }
-        let path = fileURL.path
+        // A name that is not UTF-8 is refused naming its bytes (`bad\xFF.txt`): from the URL's
+        // own bytes where it keeps them, else found from the U+FFFD that replaced them.
+        let path = try FileInspection.path(of: fileURL)
         var info = stat()
-        guard stat(path, &info) == 0 else { throw AFURLRequestSerializationError.fileNotReachable(fileURL) }
+        guard stat(path, &info) == 0 else {
+            throw FileInspection.undecodedNameError(path: path) ?? AFURLRequestSerializationError.fileNotReachable(fileURL)
+        }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw AFURLRequestSerializationError.fileIsDirectory(fileURL) }
         try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
         let size = try FileInspection.regularFileSize(at: path)
