@@ -40,11 +40,11 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
 
     func appendPart(withFileURL fileURL: URL, name: String, fileName: String, mimeType: String) throws {
         guard fileURL.isFileURL else { throw AFURLRequestSerializationError.notFileURL(fileURL) }
-        // A name that is not UTF-8 is refused naming its bytes (`bad\xFF.txt`): from the URL's
-        // own bytes where it keeps them, else found from the U+FFFD that replaced them.
-        let path = try FileInspection.path(of: fileURL)
+        let path = fileURL.path
         var info = stat()
         guard stat(path, &info) == 0 else {
+            // A name that is not UTF-8 (the URL's path has U+FFFD for its bytes) is refused
+            // naming the real bytes (`bad\xFF.txt`).
             throw FileInspection.undecodedNameError(path: path) ?? AFURLRequestSerializationError.fileNotReachable(fileURL)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw AFURLRequestSerializationError.fileIsDirectory(fileURL) }

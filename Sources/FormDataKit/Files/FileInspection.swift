@@ -51,19 +51,6 @@ package enum FileInspection {
         NonUTF8FileNames.undecodedPath(for: path).map { .fileNameNotUTF8(path: NonUTF8FileNames.display($0)) }
     }
 
-    /// The path of the file `url` names, as a `String` that names it: the URL's file-system
-    /// bytes, which must be valid UTF-8 (a `String` cannot hold other bytes, and a path with
-    /// U+FFFD in their place names no file).
-    /// - Throws: ``FormDataError/fileNameNotUTF8(path:)`` naming the path by its real bytes.
-    package static func path(of url: URL) throws(FormDataError) -> String {
-        let bytes = url.withUnsafeFileSystemRepresentation { pointer in
-            pointer.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) }
-        }
-        guard let bytes else { return url.path }
-        guard let path = String(validating: bytes, as: UTF8.self) else { throw .fileNameNotUTF8(path: NonUTF8FileNames.display(bytes)) }
-        return path
-    }
-
     /// What the file at `path` is when it exists and is neither a regular file nor a directory.
     package static func nonRegularKind(at path: String) -> String? {
         var info = stat()
