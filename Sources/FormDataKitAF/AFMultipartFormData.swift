@@ -15,8 +15,9 @@ public protocol AFMultipartFormData: AnyObject {
     /// - Throws: ``AFURLRequestSerializationError/notFileURL(_:)``,
     ///   ``AFURLRequestSerializationError/fileNotReachable(_:)``,
     ///   ``AFURLRequestSerializationError/fileIsDirectory(_:)``, `FormDataError.notARegularFile` for
-    ///   a FIFO, a device, a socket or a `/proc` file (naming the path), or a `FormDataError` when
-    ///   the file cannot be read.
+    ///   a FIFO, a device, a socket or a `/proc` file (naming the path), `FormDataError.fileNameNotUTF8`
+    ///   for a file whose name is not valid UTF-8 (naming its bytes, `bad\xFF.txt`), or a
+    ///   `FormDataError` when the file cannot be read.
     func appendPart(withFileURL fileURL: URL, name: String) throws
 
     /// Appends the file at `fileURL` as part `name` with the given file name and MIME type. The

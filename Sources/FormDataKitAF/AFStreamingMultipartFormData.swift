@@ -42,7 +42,11 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         guard fileURL.isFileURL else { throw AFURLRequestSerializationError.notFileURL(fileURL) }
         let path = fileURL.path
         var info = stat()
-        guard stat(path, &info) == 0 else { throw AFURLRequestSerializationError.fileNotReachable(fileURL) }
+        guard stat(path, &info) == 0 else {
+            // A name that is not UTF-8 (the URL's path has U+FFFD for its bytes) is refused
+            // naming the real bytes (`bad\xFF.txt`).
+            throw FileInspection.undecodedNameError(path: path) ?? AFURLRequestSerializationError.fileNotReachable(fileURL)
+        }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw AFURLRequestSerializationError.fileIsDirectory(fileURL) }
         try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
         let size = try FileInspection.regularFileSize(at: path)

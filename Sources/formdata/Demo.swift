@@ -63,9 +63,7 @@ struct Demo: AsyncParsableCommand {
             print("  receiver's copy matches: \(file.sha256 == sample.sha256 && file.size == sample.size ? "yes" : "NO")")
         }
         print("\n── Response ──")
-        print(response.statusMessage)
-        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { print("\(name): \(value)") }
-        print("")
+        print(ResponseOutput.head(response), terminator: "")
         print(Self.pretty(response.body) ?? response.string ?? "<\(response.body.count) bytes>")
         print("\nUpload progress: \(request.uploadProgress.fractionCompleted * 100)% of \(request.uploadProgress.totalUnitCount) bytes")
     }

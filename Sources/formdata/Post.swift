@@ -115,15 +115,15 @@ struct Post: AsyncParsableCommand {
             }
         } catch let error as FormDataError {
             bar.finish()
-            FileHandle.standardError.write(Data("formdata: \(error)\n".utf8))
+            FileHandle.standardError.write(Data(ResponseOutput.failure(error).utf8))
             throw ExitCode(Int32(clamping: 10 + error.asiErrorCode))
         }
         bar.finish()
-        var head = response.statusMessage + "\n"
-        for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\n" }
-        FileHandle.standardError.write(Data((head + "\n").utf8))
-        FileHandle.standardOutput.write(response.body)
-        if !response.body.isEmpty && response.body.last != 0x0A { print("") }
+        // What the server sent is escaped on the terminal (ResponseOutput); a piped body is kept as it is.
+        FileHandle.standardError.write(Data(ResponseOutput.head(response).utf8))
+        let toTerminal = isatty(1) != 0
+        FileHandle.standardOutput.write(ResponseOutput.body(response.body, toTerminal: toTerminal))
+        if !toTerminal && !response.body.isEmpty && response.body.last != 0x0A { print("") }
         if response.statusCode >= 400 { throw ExitCode(22) }
     }
 }

@@ -231,7 +231,8 @@ public final class FormDataRequest: Sendable {
     /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
     /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
     /// the body is built. A missing file, a directory or a file that is not a regular file throws
-    /// ``FormDataError`` naming the path.
+    /// ``FormDataError`` naming the path; a file whose name is not valid UTF-8 (the `String` has
+    /// U+FFFD for its bytes) throws ``FormDataError/fileNameNotUTF8(path:)`` naming the bytes.
     /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
     /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
     /// sending nothing; add the file again to send its new contents.

@@ -37,6 +37,25 @@ package enum HeaderParameterEscaping {
         return value
     }
 
+    /// Throws ``FormDataError/trailingBackslash(field:role:)`` when `value` (a name or filename)
+    /// ends in the byte `\` once written in `encoding`. Written as browsers, ASIHTTPRequest and
+    /// AFNetworking write it, `name="a\"; filename="ok.txt"`, the `\"` reads as an escaped quote
+    /// to Werkzeug, PHP, Go's mime/multipart, python-multipart and Python's `email`: each saw a
+    /// text field named `a"; filename=` (or none), and no file. Neither `%5C` nor `\\` is read back
+    /// as `\` by all of them, so the name is refused rather than sent changed
+    /// (Migration/ASIFormDataRequest.md has the measured table). The byte counts, not the
+    /// character: in Shift_JIS, Big5 and GBK, characters such as `表` end in 0x5C. A backslash
+    /// anywhere else is sent as it is.
+    package static func requireNoTrailingBackslash(
+        _ value: String, encoding: String.Encoding, field: String, role: FormDataError.FieldRole
+    ) throws(FormDataError) {
+        // An ASCII last character is its own last byte in every encoding a form may use; only a
+        // multi-byte last character in a legacy charset needs the string encoded to know.
+        let lastUTF8 = value.utf8.last ?? 0
+        let last = encoding == .utf8 || lastUTF8 < 0x80 ? lastUTF8 : IANACharset.encode(value, encoding)?.last
+        if last == UInt8(ascii: "\\") { throw .trailingBackslash(field: field, role: role) }
+    }
+
     /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` when `value` contains CR, LF or NUL.
     package static func requireSafeHeaderValue(_ value: String, field: String) throws(FormDataError) {
         if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {

@@ -29,12 +29,19 @@ package struct MultipartPart: Sendable {
     package var content: Content
     /// The part's content type, when it declares one (used by adaptive compression).
     package var contentType: String?
+    /// The name and filename the `Content-Disposition` was made from, for the checks on them
+    /// when the part is written; nil for headers a caller wrote (AF's `appendPart(withHeaders:)`).
+    package var disposition: (name: String, fileName: String?)?
 
-    package init(fieldName: String, headers: [MultipartHeader], content: Content, contentType: String?) {
+    package init(
+        fieldName: String, headers: [MultipartHeader], content: Content, contentType: String?,
+        disposition: (name: String, fileName: String?)? = nil
+    ) {
         self.fieldName = fieldName
         self.headers = headers
         self.content = content
         self.contentType = contentType
+        self.disposition = disposition
     }
 
     // MARK: - The part headers both façades write
@@ -51,7 +58,7 @@ package struct MultipartPart: Sendable {
             headers: [
                 MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))
             ],
-            content: content, contentType: nil)
+            content: content, contentType: nil, disposition: (name, nil))
     }
 
     /// A file part: `Content-Disposition: form-data; name="…"; filename="…"` and
@@ -70,6 +77,6 @@ package struct MultipartPart: Sendable {
                     name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
                 MultipartHeader(name: "Content-Type", value: contentType),
             ],
-            content: content, contentType: contentType)
+            content: content, contentType: contentType, disposition: (name, fileName))
     }
 }

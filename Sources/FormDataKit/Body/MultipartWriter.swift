@@ -37,7 +37,8 @@ package struct MultipartWriter {
     ///
     /// - Throws: ``FormDataError/invalidHeaderValue(field:value:)`` for a boundary that is not
     ///   1–70 of RFC 2046's boundary characters (it goes unquoted into `Content-Type`), or a part
-    ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/boundaryCollision(boundary:field:)``;
+    ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/trailingBackslash(field:role:)``
+    ///   for a name or filename ending in `\`; ``FormDataError/boundaryCollision(boundary:field:)``;
     ///   with `scanFileContent`, what reading a file throws (missing, unreadable, changed size).
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
         try MultipartBoundary.requireValid(boundary)
@@ -48,6 +49,13 @@ package struct MultipartWriter {
             if index > 0 { builder.appendASCII(separator) }
             // Headers and in-memory content are checked for the delimiter where they were written.
             let mark = builder.pendingMark
+            if let (name, fileName) = part.disposition {
+                try HeaderParameterEscaping.requireNoTrailingBackslash(name, encoding: builder.encoding, field: part.fieldName, role: .name)
+                if let fileName {
+                    try HeaderParameterEscaping.requireNoTrailingBackslash(
+                        fileName, encoding: builder.encoding, field: part.fieldName, role: .fileName)
+                }
+            }
             for header in part.headers {
                 // Content-Disposition carries the escaped name and filename (no CR or LF left);
                 // any other header value (a content type) must not break the header block.

@@ -19,6 +19,11 @@ public enum FormDataError: Error, Sendable, Equatable {
 
     /// No file exists at `path` (raised by `addFile`/`setFile`, or when the body is built).
     case fileNotFound(path: String)
+    /// The file at `path` has a name whose bytes are not valid UTF-8; `path` shows each such byte
+    /// as `\xFF` (and a backslash as `\\`). A Swift `String` cannot hold those bytes (it has
+    /// U+FFFD in their place, naming no file), so the file cannot be sent: rename it (`convmv`),
+    /// or read it yourself and add the bytes (`addData`). Raised where `fileNotFound` would be.
+    case fileNameNotUTF8(path: String)
     /// `path` names a directory, not a file.
     case fileIsDirectory(path: String)
     /// `path` exists but is not a regular file (or a link to one): a FIFO, a device, a socket,
@@ -40,6 +45,11 @@ public enum FormDataError: Error, Sendable, Equatable {
     case unsupportedEncoding(String.Encoding)
     /// A header value for field `field` contains CR, LF or NUL and would break the part headers.
     case invalidHeaderValue(field: String, value: String)
+    /// The name or filename (`role`) of multipart field `field` ends in a backslash: inside
+    /// `name="…\"` the backslash escapes the closing quote, and Werkzeug, PHP, Go, python-multipart
+    /// and Python's `email` all read another part than was meant (a text field named
+    /// `a"; filename=`, no file). Raised when the body is built; nothing is sent.
+    case trailingBackslash(field: String, role: FieldRole)
     /// Request header `name` is not a valid header name (an RFC 9110 token), or its value
     /// contains CR, LF or NUL (header injection). Raised when the request is built or sent.
     case invalidRequestHeader(name: String, value: String)
@@ -160,8 +170,8 @@ extension FormDataError {
         case .fileUnwritable: return 8
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
-        case .fileNotFound, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
-            .unsupportedEncoding, .invalidHeaderValue, .boundaryCollision, .rawBodyWithFormFields:
+        case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
+            .unsupportedEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields:
             return 6
         }
     }
@@ -193,6 +203,9 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         switch self {
         case .fileNotFound(let path):
             return "No file exists at \(path)"
+        case .fileNameNotUTF8(let path):
+            return
+                "The file \(path) has a name that is not valid UTF-8 (its bytes shown as \\xNN): a Swift String cannot name it, so it cannot be sent; rename it, or add its bytes with addData"
         case .fileIsDirectory(let path):
             return "The path \(path) is a directory, not a file"
         case .notARegularFile(let path, let kind):
@@ -208,6 +221,9 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
                 "The string encoding \(IANACharset.name(for: encoding) ?? "with raw value \(encoding.rawValue)") is not ASCII-compatible and cannot be used for form bodies"
         case .invalidHeaderValue(let field, let value):
             return "The header value \(value.debugDescription) for field '\(field)' contains CR, LF or NUL"
+        case .trailingBackslash(let field, let role):
+            return
+                "The \(role.rawValue) of field \(field.debugDescription) ends in a backslash: sent in quotes it would escape the closing quote and parsers would read another part (Werkzeug, PHP, Go, python-multipart), so it is not sent"
         case .invalidRequestHeader(let name, let value):
             return
                 "The request header \(name.debugDescription): \(value.debugDescription) is not allowed: a header name must be a token, and a value must not contain CR, LF or NUL"

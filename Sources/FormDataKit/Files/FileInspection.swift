@@ -14,10 +14,16 @@ import Foundation
 /// ``FormDataError/notARegularFile(path:kind:)`` naming the path.
 package enum FileInspection {
     /// The size of the readable regular file at `path`; a missing path, a directory, a file that
-    /// is not a regular file, or an unreadable file is a ``FormDataError`` naming the path.
+    /// is not a regular file, or an unreadable file is a ``FormDataError`` naming the path. A path
+    /// whose U+FFFD stand for bytes that were not UTF-8 in a file's name is
+    /// ``FormDataError/fileNameNotUTF8(path:)``, naming the file by its real bytes.
     package static func regularFileSize(at path: String) throws(FormDataError) -> UInt64 {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw OpenedFileRange.openError(path: path, errno: errno) }
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR, let error = undecodedNameError(path: path) { throw error }
+            throw OpenedFileRange.openError(path: path, errno: code)
+        }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
         if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(path: path) {
             throw .notARegularFile(path: path, kind: kind)
@@ -36,6 +42,13 @@ package enum FileInspection {
             throw .notARegularFile(path: path, kind: kind)
         }
         return UInt64(info.st_size)
+    }
+
+    /// For a `path` that names no file: ``FormDataError/fileNameNotUTF8(path:)`` naming the real
+    /// file by its bytes when the path's U+FFFD stand for bytes that were not UTF-8 in a file's
+    /// name (see ``NonUTF8FileNames/undecodedPath(for:)``); nil otherwise.
+    package static func undecodedNameError(path: String) -> FormDataError? {
+        NonUTF8FileNames.undecodedPath(for: path).map { .fileNameNotUTF8(path: NonUTF8FileNames.display($0)) }
     }
 
     /// What the file at `path` is when it exists and is neither a regular file nor a directory.

@@ -51,18 +51,19 @@ struct FormBodyParserTests {
             expectedLength: Int(request.postLength))
         #expect(form.value("a\\b\\\\c") == "v")
         #expect(form.file("up\\load")?.fileName == "C:\\dir\\f.txt")
-        // 表 in Shift_JIS is 0x95 0x5C: its second byte is a backslash to a byte-wise reader.
+        // 表 in Shift_JIS is 0x95 0x5C: its second byte is a backslash to a byte-wise reader (at
+        // the end of a name it is refused, TrailingBackslashTests; inside one it is sent).
         let sjis = FormDataRequest(url: URL(string: "http://example.com")!)
         sjis.stringEncoding = .shiftJIS
         sjis.postFormat = .multipartFormData
-        sjis.setPostValue("v", forKey: "表")
+        sjis.setPostValue("v", forKey: "表a")
         try sjis.buildPostBody()
         let parsed = try FormBodyParser.parse(
             try #require(sjis.postBody),
             contentType: try #require(sjis.requestHeaders["Content-Type"]),
             expectedLength: Int(sjis.postLength))
         #expect(parsed.fields.count == 1)
-        #expect(parsed.fields.first?.name.unicodeScalars.last == "\\")
+        #expect(parsed.fields.first.map { Array($0.name.unicodeScalars.suffix(2)) } == ["\\", "a"])
     }
 
     @Test("a missing closing boundary is an error at the start of the unterminated content")

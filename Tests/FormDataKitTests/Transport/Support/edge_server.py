@@ -13,6 +13,8 @@ Routes (any method):
   /stall                    read nothing and hold the connection until the client goes (60 s max)
   /reject                   read nothing; answer 413 with Connection: close at once and close
   /reason                   answer "200 Everything Is Fine" (a reason phrase of the server's own)
+  /control-characters       answer 200 with ESC, BEL and CSI sequences in the reason phrase, a
+                            header value and the body (what a hostile server could send a terminal)
   /big/<n>                  answer <n> bytes of body
   /double-gzip              answer gzip(gzip(b"payload " * 100)) with Content-Encoding: gzip
                             (a .gz file served compressed: inflated once, it is still gzip)
@@ -120,6 +122,11 @@ class Handler(BaseHTTPRequestHandler):
             _, received, _ = self.read_body()
             self.record(received)
             self.answer(200, b"fine", message="Everything Is Fine")
+        elif route == "control-characters":
+            self.read_body()
+            self.answer(200, b"body \x1b[31mred\x07\x1b]0;pwned\x07\n",
+                        [("X-Note", "\x1b[2Jcleared\x07"), ("Content-Type", "text/plain")],
+                        message="Fine \x1b]0;title\x07\x1b[31m")
         elif route == "double-gzip":
             self.read_body()
             body = gzip.compress(gzip.compress(b"payload " * 100))
