@@ -7,6 +7,8 @@
 //   reliability-helper change MODE(delete|truncate|grow) GZIP FILE URL   change FILE after adding it, then send
 //   reliability-helper concurrent COUNT URL   COUNT small multipart sends at once on one CurlTransport; the
 //                                               process's peak thread count while they run
+//   reliability-helper queue COUNT SIZE_KIB URL   COUNT uploads of a SIZE_KIB file through one NetworkQueue,
+//                                               4 at a time; resident set queued and at peak
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,6 +78,8 @@ case "change":
     report(["ok": true, "status": request.responseStatusCode])
 case "concurrent":
     runConcurrentSends(count: Int(arguments[2]) ?? 0, url: URL(string: arguments[3])!)
+case "queue":
+    runQueuedUploads(count: Int(arguments[2]) ?? 0, sizeKiB: Int(arguments[3]) ?? 0, url: URL(string: arguments[4])!)
 default:
     report(["error": "unknown command \(arguments[1])"])
 }
