@@ -77,7 +77,17 @@ struct SendInFlight {
     var inFlight = false
     var cancelRequested = false
     var currentTask: (any TransportTask)?
-    let uploadProgress = Progress(totalUnitCount: 0)
+    /// Made on first use: a request waiting in a queue of thousands holds none.
+    private var progressObject: Progress?
+    /// The upload progress of the current or last send (the same object for the request's life).
+    var uploadProgress: Progress {
+        mutating get {
+            if let progressObject { return progressObject }
+            let made = Progress(totalUnitCount: 0)
+            progressObject = made
+            return made
+        }
+    }
 }
 
 /// What the last send produced.
