@@ -76,23 +76,6 @@ extension AFHTTPSessionManager {
     /// Puts ``securityPolicy``'s checks into `request` (curl transport); with another transport,
     /// a policy other than the default is an error rather than a request checked differently.
     func applySecurityPolicy(to request: inout TransportRequest) throws {
-        let policy = securityPolicy
-        let options = try policy.networkOptions()
-        let isDefault =
-            options.trustedCertificates.isEmpty && options.pinnedPublicKeyHashes.isEmpty
-            && options.validatesSecureCertificate && options.validatesHostName
-        if isDefault { return }
-        guard transport.answersAuthenticationChallenges else {
-            throw FormDataError.unableToCreateRequest(
-                underlying: UnderlyingError(
-                    domain: "FormDataKitAF", code: 0,
-                    message:
-                        "securityPolicy needs CurlTransport; with \(type(of: transport)), configure the transport itself (AFSecurityPolicy.trustAnchorPinning())"
-                ))
-        }
-        request.network.trustedCertificates = options.trustedCertificates
-        request.network.pinnedPublicKeyHashes = options.pinnedPublicKeyHashes
-        request.network.validatesSecureCertificate = options.validatesSecureCertificate
-        request.network.validatesHostName = options.validatesHostName
+        try securityPolicy.apply(to: &request, sentBy: transport)
     }
 }

@@ -9,6 +9,8 @@
 //                                               process's peak thread count while they run
 //   reliability-helper cookie-flood COUNT URL [PER-DOMAIN]   COUNT sends to URL/<n> (a server setting 50 cookies of ~4 KB
 //                                               each); the jar's cookie count and the peak RSS after
+//   reliability-helper queue COUNT SIZE_KIB URL   COUNT uploads of a SIZE_KIB file through one NetworkQueue,
+//                                               4 at a time; resident set queued and at peak
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,6 +83,8 @@ case "concurrent":
 case "cookie-flood":
     runCookieFlood(
         count: Int(arguments[2]) ?? 0, url: URL(string: arguments[3])!, perDomainLimit: arguments.count > 4 ? Int(arguments[4]) : nil)
+case "queue":
+    runQueuedUploads(count: Int(arguments[2]) ?? 0, sizeKiB: Int(arguments[3]) ?? 0, url: URL(string: arguments[4])!)
 default:
     report(["error": "unknown command \(arguments[1])"])
 }

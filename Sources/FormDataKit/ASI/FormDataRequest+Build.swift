@@ -180,9 +180,9 @@ extension FormDataRequest {
     public var bodySource: BodySource? { state.withLock { $0.built?.source } }
 
     /// Encodes and stores a body for `snapshot`. Runs outside the state lock.
-    static func makeBody(from snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+    static func makeBody(from snapshot: RequestState, lengthOnly: Bool = false) throws(FormDataError) -> BuiltBody {
         let form = snapshot.form
-        if let raw = snapshot.rawBody { return try makeRawBody(raw, form: form, snapshot: snapshot) }
+        if let raw = snapshot.rawBody { return try makeRawBody(raw, form: form, snapshot: snapshot, lengthOnly: lengthOnly) }
         guard !form.isEmpty else { return .none }
         // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
         for file in form.files {
@@ -190,7 +190,7 @@ extension FormDataRequest {
             let actual = try FileInspection.regularFileSize(at: path)
             if actual != expected { throw .fileChanged(path: path, expectedSize: expected, actualSize: actual) }
         }
-        let debug = snapshot.shouldLogDebugBody || debugFormDataRequests
+        let debug = !lengthOnly && (snapshot.shouldLogDebugBody || debugFormDataRequests)
         let hasFiles = !form.files.isEmpty
         let encoded: EncodedBody
         if hasFiles || snapshot.postFormat == .multipartFormData {
@@ -206,12 +206,23 @@ extension FormDataRequest {
             source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,
             debugString: encoded.debugText, contentType: encoded.contentType, hasFiles: hasFiles,
             boundary: encoded.boundary)
+        if lengthOnly { return built }
         return try place(built, onDisk: hasFiles || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
+    }
+
+    /// The length of the encoded (uncompressed) body of `snapshot`: encoded as segments, never
+    /// compressed, kept in memory or spooled.
+    static func encodedLength(of snapshot: RequestState) throws(FormDataError) -> UInt64 {
+        var quiet = snapshot
+        quiet.shouldLogDebugBody = false
+        return try makeBody(from: quiet, lengthOnly: true).postLength
     }
 
     /// A raw body: its parts as they are, no `Content-Type` of its own (set one with
     /// ``addRequestHeader(_:value:)``), files read when sent.
-    static func makeRawBody(_ parts: [RawBodyPart], form: Form, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+    static func makeRawBody(
+        _ parts: [RawBodyPart], form: Form, snapshot: RequestState, lengthOnly: Bool = false
+    ) throws(FormDataError) -> BuiltBody {
         if let field = form.values.first?.name ?? form.files.first?.name { throw .rawBodyWithFormFields(field: field) }
         var segments: [BodySegment] = []
         var hasFile = false
@@ -230,6 +241,7 @@ extension FormDataRequest {
         let built = BuiltBody(
             source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
             debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+        if lengthOnly { return built }
         return try place(built, onDisk: hasFile || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
     }
 

@@ -62,8 +62,11 @@ extension FormDataRequest {
     }
 
     /// Cancels the send in progress; it fails with ``FormDataError/cancelled`` (delegate
-    /// `requestFailed`, ``failedBlock``) and its temporary files are removed. No effect when idle.
+    /// `requestFailed`, ``failedBlock``) and its temporary files are removed. A request waiting
+    /// unstarted in a ``NetworkQueue`` fails the same way without being sent (as ASI's did).
+    /// No effect when idle.
     public func cancel() {
+        _ = cancelWhileQueued()
         let task: (any TransportTask)? = sending.withLock { state in
             guard state.current.inFlight else { return nil }
             state.current.cancelRequested = true

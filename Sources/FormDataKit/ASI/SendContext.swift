@@ -4,7 +4,8 @@ import Foundation
 /// and turns the driver's events into the request's state and its ordered callbacks (delegate,
 /// blocks, then the completion).
 final class SendContext: @unchecked Sendable {
-    // `@unchecked`: the lets are set in init; `bodyLength` is written once, before the driver starts.
+    // `@unchecked`: the lets are set in init; `bodyLength` and `receiving` are written once,
+    // before the driver starts.
     let request: FormDataRequest
     private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
     /// Where the delegate and the blocks are called: the request's ``FormDataRequest/callbackQueue``,
@@ -14,6 +15,8 @@ final class SendContext: @unchecked Sendable {
     /// callback queue itself (it runs them).
     private let inbox: CallbackInbox?
     private let bodyLength = Locked<UInt64>(0)
+    /// The response body as it arrives, when something takes it (set before the driver starts).
+    var receiving: ResponseReceiving?
     /// Where callbacks run when there is no callback queue: in order, on the shared global
     /// queue, never on the transport's thread the driver's events arrive on.
     private let callbacks = SerialMailbox()
@@ -32,7 +35,7 @@ final class SendContext: @unchecked Sendable {
     /// order: every call is made in order, and each queue is FIFO), else in this send's mailbox
     /// on the global queue. `internalOnly`: nothing of the caller's runs (no delegate, no block,
     /// only a completion that resumes a waiter), so it may run right here when nothing is pending.
-    private func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
+    func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         if let inbox {
             inbox.post(work)
         } else if let callbackQueue, !internalOnly {
@@ -72,21 +75,47 @@ final class SendContext: @unchecked Sendable {
         bodyLength.withLock { $0 = transportRequest.body.length }
         // Never 0: an empty body counts as one unit, completed when the request finishes.
         let total = max(1, Int64(clamping: transportRequest.body.length))
-        let (delegate, started, retries) = request.sending.withLock { state in
+        let (callbacks, settings, membership) = request.sending.withLock { state in
             state.current.uploadProgress.completedUnitCount = 0
             state.current.uploadProgress.totalUnitCount = total
-            return (state.callbacks.delegate.value, state.callbacks.startedBlock, state.settings.numberOfTimesToRetryOnTimeout)
+            return (state.callbacks, state.settings, state.queue)
         }
+        let receiving: ResponseReceiving?
+        if ResponseReceiving.isNeeded(callbacks, settings, queued: membership.observer != nil) {
+            do throws(FormDataError) {
+                receiving = try ResponseReceiving(callbacks: callbacks, settings: settings)
+            } catch {
+                bodyFile?.remove()
+                request.forgetSentBody(bodyFile)
+                finish(.failure(.whileSending(error)), bodyFile: nil)
+                return
+            }
+        } else {
+            receiving = nil
+        }
+        self.receiving = receiving
         let request = self.request
-        if delegate != nil || started != nil {
+        let delegate = callbacks.delegate.value
+        let (started, sizeBlock) = (callbacks.startedBlock, callbacks.uploadSizeIncrementedBlock)
+        let length = transportRequest.body.length
+        // ASI's order: the delegate, the block, then the queue; the upload size after the start
+        // (a queue sized the batch already: its requests do not report it, as in ASI).
+        if delegate != nil || started != nil || membership.observer != nil || sizeBlock != nil {
             deliver {
                 delegate?.requestStarted(request)
                 started?()
+                membership.observer?.requestStarted(request, id: membership.id)
+                if membership.observer == nil { sizeBlock?(Int64(clamping: length)) }
             }
         }
+        var onResponseBody: (@Sendable (Data) -> Void)?
+        if receiving != nil { onResponseBody = { [self] chunk in received(chunk) } }
         let driver = SendDriver(
-            request: transportRequest, transport: request.transport, bodyFile: bodyFile, retriesOnTimeout: retries
+            request: transportRequest, transport: request.transport, bodyFile: bodyFile,
+            retriesOnTimeout: settings.numberOfTimesToRetryOnTimeout, onResponseBody: onResponseBody,
+            keepsResponseBody: receiving?.keepsBody ?? true
         ) { [self] event in handle(event, bodyFile: bodyFile) }
+        receiving?.cancelSend = { [weak driver] in driver?.cancel() }
         let cancelNow = request.sending.withLock { state -> Bool in
             state.current.currentTask = driver
             return state.current.cancelRequested
@@ -103,15 +132,14 @@ final class SendContext: @unchecked Sendable {
         case .retrying(let count):
             request.sending.withLock { $0.results.retryCount = count }
         case .responseHead(let head):
-            let delegate = request.sending.withLock { state in
+            let (callbacks, membership) = request.sending.withLock { state in
                 state.results.responseStatusCode = head.statusCode
                 state.results.responseReasonPhrase = head.reasonPhrase
                 state.results.responseHeaders = head.headers
-                return state.callbacks.delegate.value
+                return (state.callbacks, state.queue)
             }
-            guard let delegate else { return }
-            let request = self.request
-            deliver { delegate.request(request, didReceiveResponseHeaders: head.headers) }
+            let expected = receiving?.responseHead(head)
+            reportResponseHead(head, expected: expected, callbacks: callbacks, membership: membership)
         case .finished(let result, _):
             finish(result, bodyFile: bodyFile)
         }
@@ -121,7 +149,7 @@ final class SendContext: @unchecked Sendable {
     /// (negative: ASIHTTPRequest reported that to the delegate only).
     private func reportProgress(_ delta: Int64) {
         let total = bodyLength.current
-        let (delegate, block) = request.sending.withLock { state in
+        let (delegate, block, membership, sentSoFar) = request.sending.withLock { state in
             let progress = state.current.uploadProgress
             if delta < 0 {
                 state.results.totalBytesSent = 0
@@ -130,21 +158,30 @@ final class SendContext: @unchecked Sendable {
                 state.results.totalBytesSent += UInt64(delta)
                 progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.results.totalBytesSent))
             }
-            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock)
+            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, state.queue, state.results.totalBytesSent)
         }
-        guard delegate != nil || (block != nil && delta > 0) else { return }
+        guard delegate != nil || (block != nil && delta > 0) || membership.observer != nil else { return }
         let request = self.request
         deliver {
             delegate?.request(request, didSendBytes: delta)
             if delta > 0 { block?(UInt64(delta), total) }
+            membership.observer?.request(request, id: membership.id, sent: sentSoFar, of: total)
         }
     }
 
-    /// Records the outcome and reports finished or failed, then the completion.
+    /// Records the outcome and reports finished or failed, then the completion (after a
+    /// response written to a file is in place).
     private func finish(_ result: Result<FormDataResponse, FormDataError>, bodyFile: TemporaryFile?) {
         request.forgetSentBody(bodyFile)
+        guard let receiving else { return report(result) }
+        receiving.finish(result) { [self] outcome in report(outcome) }
+    }
+
+    private func report(_ result: Result<FormDataResponse, FormDataError>) {
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
-        let (delegate, block) = request.sending.withLock { state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?) in
+        let keepsBody = receiving?.keepsBody ?? true
+        let (delegate, block, membership) = request.sending.withLock {
+            state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?, QueueMembership) in
             let progress = state.current.uploadProgress
             switch result {
             case .success(let response):
@@ -152,7 +189,7 @@ final class SendContext: @unchecked Sendable {
                 state.results.responseStatusCode = response.statusCode
                 state.results.responseReasonPhrase = response.reasonPhrase
                 state.results.responseHeaders = response.headers
-                state.results.responseData = response.body
+                state.results.responseData = keepsBody ? response.body : nil
                 state.results.responseURL = response.url
                 state.results.authentication = response.authentication
                 progress.completedUnitCount = progress.totalUnitCount
@@ -161,18 +198,20 @@ final class SendContext: @unchecked Sendable {
             }
             state.current.inFlight = false
             state.current.currentTask = nil
-            if case .success = result { return (state.callbacks.delegate.value, state.callbacks.completionBlock) }
-            return (state.callbacks.delegate.value, state.callbacks.failedBlock)
+            let block = if case .success = result { state.callbacks.completionBlock } else { state.callbacks.failedBlock }
+            return (state.callbacks.delegate.value, block, state.queue)
         }
         let request = self.request
         let completion = self.completion
+        let error: FormDataError? = if case .failure(let error) = result { error } else { nil }
         // The completion (what start() and startSynchronous() wait for) runs after the callbacks.
-        deliver(internalOnly: delegate == nil && block == nil) {
+        deliver(internalOnly: delegate == nil && block == nil && membership.observer == nil) {
             switch result {
             case .success: delegate?.requestFinished(request)
             case .failure: delegate?.requestFailed(request)
             }
             block?()
+            membership.observer?.request(request, id: membership.id, endedWith: error)
             completion?(result)
         }
     }

@@ -8,6 +8,8 @@ struct SendingState {
     var callbacks = SendCallbacks()
     var current = SendInFlight()
     var results = SendResults()
+    /// The queue holding the request, if any (not copied by ``FormDataRequest/copy()``).
+    var queue = QueueMembership()
 
     /// Clears the results of an earlier send and the state of the last one.
     mutating func resetResults() {
@@ -38,6 +40,8 @@ struct SendSettings {
     var userAgentString: String?
     var maximumDecompressedResponseSize = FormDataRequest.defaultMaximumDecompressedResponseSize
     var maximumResponseSize = FormDataRequest.defaultMaximumResponseSize
+    var downloadDestinationPath: String?
+    var temporaryFileDownloadPath: String?
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
 }
@@ -55,6 +59,18 @@ struct SendCallbacks {
     var completionBlock: (@Sendable () -> Void)?
     var failedBlock: (@Sendable () -> Void)?
     var bytesSentBlock: (@Sendable (UInt64, UInt64) -> Void)?
+    var headersReceivedBlock: (@Sendable ([String: String]) -> Void)?
+    var bytesReceivedBlock: (@Sendable (UInt64, UInt64) -> Void)?
+    var dataReceivedBlock: (@Sendable (Data) -> Void)?
+    var uploadSizeIncrementedBlock: (@Sendable (Int64) -> Void)?
+    var downloadSizeIncrementedBlock: (@Sendable (Int64) -> Void)?
+}
+
+/// The queue a request was added to: held weakly (the queue holds the request), with the
+/// request's number in it.
+struct QueueMembership {
+    weak var observer: (any RequestQueueObserver)?
+    var id = 0
 }
 
 /// The send in flight.
@@ -62,7 +78,17 @@ struct SendInFlight {
     var inFlight = false
     var cancelRequested = false
     var currentTask: (any TransportTask)?
-    let uploadProgress = Progress(totalUnitCount: 0)
+    /// Made on first use: a request waiting in a queue of thousands holds none.
+    private var progressObject: Progress?
+    /// The upload progress of the current or last send (the same object for the request's life).
+    var uploadProgress: Progress {
+        mutating get {
+            if let progressObject { return progressObject }
+            let made = Progress(totalUnitCount: 0)
+            progressObject = made
+            return made
+        }
+    }
 }
 
 /// What the last send produced.

@@ -2,10 +2,17 @@ import Foundation
 
 /// Keeps the body of the response a send answers with, inflating a gzip body as it arrives
 /// when the transport did not decode it (bounded by the decompressed-size limit: a compressed
-/// body is never held whole).
+/// body is never held whole). Decoded bytes can also be handed on as they come (a response
+/// written to a file, ASI's `dataReceivedBlock`), and then need not be kept.
 package struct ResponseBodyCollector {
     package private(set) var body = Data()
     private let inflater: GzipInflater?
+    /// Whether decoded bytes are kept in ``body``.
+    private var keepsBody = true
+    /// Whether decoded bytes are gathered for ``takeForwarded()``.
+    private var forwards = false
+    /// Decoded bytes not yet taken by ``takeForwarded()``.
+    private var forwarded = Data()
     /// Bytes received, before any inflating.
     private var received = 0
     /// Why the body cannot be kept (the inflater could not be made).
@@ -30,6 +37,24 @@ package struct ResponseBodyCollector {
     /// A collector that keeps bytes as they come (a response with no body).
     package init() { inflater = nil }
 
+    /// This collector set to hand decoded bytes on (``takeForwarded()``), keeping them in
+    /// ``body`` too only when `keepingBody`.
+    /// - Parameter keepingBody: whether ``body`` still gets the bytes.
+    /// - Returns: the collector, forwarding.
+    package func forwarding(keepingBody: Bool) -> ResponseBodyCollector {
+        var copy = self
+        copy.forwards = true
+        copy.keepsBody = keepingBody
+        return copy
+    }
+
+    /// The decoded bytes received since the last call (forwarding collectors only).
+    /// - Returns: the bytes, possibly empty.
+    package mutating func takeForwarded() -> Data {
+        defer { forwarded = Data() }
+        return forwarded
+    }
+
     /// Adds received bytes.
     /// - Throws: ``FormDataError/compression(underlying:)`` when the body does not inflate or
     ///   grows past the decompressed-size limit.
@@ -37,17 +62,21 @@ package struct ResponseBodyCollector {
         received += data.count
         if let failure { throw failure }
         guard let inflater else {
-            body.append(data)
+            keep(data)
             return
         }
-        var out = body
-        body = Data()
-        defer { body = out }
+        var out = Data()
         do throws(FormDataError) {
             _ = try inflater.decompress(data) { (piece) throws(FormDataError) in out.append(contentsOf: piece) }
         } catch {
             throw .compression(underlying: error)
         }
+        keep(out)
+    }
+
+    private mutating func keep(_ decoded: Data) {
+        if keepsBody { body.append(decoded) }
+        if forwards { forwarded.append(decoded) }
     }
 
     /// The whole body, once the response ended.

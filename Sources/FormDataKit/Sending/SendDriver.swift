@@ -28,6 +28,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
 
     private let transport: any FormDataTransport
     private let onEvent: @Sendable (Event) -> Void
+    private let onResponseBody: (@Sendable (Data) -> Void)?
+    private let keepsResponseBody: Bool
     private let mailbox = SerialMailbox()
     private let lock = NSLock()
     private var machine: SendStateMachine
@@ -45,13 +47,20 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///   - transport: what carries out each exchange.
     ///   - bodyFile: the temporary file the body is read from, owned by the send: removed when it ends.
     ///   - retriesOnTimeout: how many times a timed-out send starts again.
+    ///   - onResponseBody: given the decoded response body as it arrives, in order with `onEvent`'s
+    ///     events (a response's bytes after its ``Event/responseHead(_:)``).
+    ///   - keepsResponseBody: whether the finished response carries the body (false: it was
+    ///     handed to `onResponseBody` only).
     ///   - onEvent: the façade's events, in order, one at a time.
     package init(
         request: TransportRequest, transport: any FormDataTransport, bodyFile: TemporaryFile? = nil, retriesOnTimeout: Int = 0,
+        onResponseBody: (@Sendable (Data) -> Void)? = nil, keepsResponseBody: Bool = true,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.transport = transport
         self.onEvent = onEvent
+        self.onResponseBody = onResponseBody
+        self.keepsResponseBody = keepsResponseBody || onResponseBody == nil
         self.bodyFile = bodyFile
         let capabilities = transport.capabilities
         machine = SendStateMachine(
@@ -160,10 +169,12 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 collector = ResponseBodyCollector(
                     head: head, transportDecodes: machine.configuration.transportDecodesContentEncoding,
                     decompressedLimit: machine.original.maximumDecompressedResponseSize)
+                if onResponseBody != nil { collector = collector?.forwarding(keepingBody: keepsResponseBody) }
             case .keepResponseBody:
                 guard let data else { continue }
                 do throws(FormDataError) {
                     try collector?.append(data)
+                    if let onResponseBody, let chunk = collector?.takeForwarded(), !chunk.isEmpty { enqueue { onResponseBody(chunk) } }
                 } catch {
                     outside += apply(machine.handle(.bodyFailed(id: exchange, error: error)), exchange: exchange, data: nil)
                 }

@@ -1,0 +1,136 @@
+import Foundation
+
+/// How a ``NetworkQueue`` runs: events go into its state machine under the lock, the progress
+/// follows, the delegate's calls go to the queue's mailbox in that order, and the machine's
+/// actions (start, cancel, fail unstarted) are carried out outside the lock.
+extension NetworkQueue: RequestQueueObserver {
+    /// Feeds `event` to the machine, then does what it says.
+    func apply(_ event: NetworkQueueStateMachine.Event) {
+        apply(event, notice: nil)
+    }
+
+    /// Feeds `event`; `notice` (the delegate's call and the stream's event for it) is queued
+    /// before anything the event causes.
+    private func apply(
+        _ event: NetworkQueueStateMachine.Event,
+        notice: ((any NetworkQueueDelegate)?, NetworkQueueEvent)?
+    ) {
+        let work = core.withLock { core -> [(FormDataRequest, NetworkQueueStateMachine.Action)] in
+            let actions = core.machine.handle(event)
+            updateProgress(core.machine)
+            if let (delegate, event) = notice { post(delegate, event, streams: Array(core.streams.values)) }
+            var work: [(FormDataRequest, NetworkQueueStateMachine.Action)] = []
+            for action in actions {
+                switch action {
+                case .queueFinished:
+                    core.noticesPending += 1
+                    let (delegate, streams) = (core.delegate, Array(core.streams.values))
+                    mailbox.post { [self] in
+                        delegate?.queueFinished(self)
+                        for stream in streams { stream.yield(.queueFinished) }
+                        self.core.withLock { $0.noticesPending -= 1 }
+                        idle.withLock { idle.broadcast() }
+                    }
+                    core.keepAlive = nil
+                case .start(let id):
+                    if let request = core.requests[id] { work.append((request, action)) }
+                    core.keepAlive = self
+                case .cancelRunning(let id):
+                    core.cancelled.insert(id)
+                    if let request = core.requests[id] { work.append((request, action)) }
+                case .failUnstarted(let id):
+                    if let request = core.requests[id] { work.append((request, action)) }
+                }
+            }
+            return work
+        }
+        for (request, action) in work {
+            switch action {
+            case .start(let id):
+                if !request.sendForQueue() {
+                    self.request(request, id: id, endedWith: .requestInProgress)
+                } else if core.withLock({ $0.cancelled.contains(id) }) {
+                    // Cancelled between the machine's start and the send's claim.
+                    request.cancel()
+                }
+            case .cancelRunning:
+                request.cancel()
+            case .failUnstarted:
+                request.failUnstartedAsCancelled()
+            case .queueFinished:
+                break
+            }
+        }
+    }
+
+    /// Queues the delegate's call for `event` and the streams' copy of it.
+    private func post(
+        _ delegate: (any NetworkQueueDelegate)?, _ event: NetworkQueueEvent, streams: [AsyncStream<NetworkQueueEvent>.Continuation]
+    ) {
+        mailbox.post {
+            switch event {
+            case .requestStarted(let request): delegate?.requestStarted(request)
+            case .receivedResponseHeaders(let request, let headers): delegate?.request(request, didReceiveResponseHeaders: headers)
+            case .requestFinished(let request): delegate?.requestFinished(request)
+            case .requestFailed(let request, _): delegate?.requestFailed(request)
+            case .queueFinished: break
+            }
+            for stream in streams { stream.yield(event) }
+        }
+    }
+
+    /// Sets the two progress objects from the machine's counters (under the lock), never moving
+    /// a `Progress` through a state where completed exceeds total.
+    private func updateProgress(_ machine: NetworkQueueStateMachine) {
+        Self.set(uploadProgress, completed: machine.uploadUnitsDone, total: machine.totalUploadUnits)
+        Self.set(downloadProgress, completed: machine.downloadUnitsDone, total: machine.totalDownloadUnits)
+    }
+
+    private static func set(_ progress: Progress, completed: UInt64, total: UInt64) {
+        let (completed, total) = (Int64(clamping: completed), Int64(clamping: total))
+        if total >= progress.totalUnitCount {
+            if progress.totalUnitCount != total { progress.totalUnitCount = total }
+            if progress.completedUnitCount != completed { progress.completedUnitCount = completed }
+        } else {
+            if progress.completedUnitCount != completed { progress.completedUnitCount = completed }
+            progress.totalUnitCount = total
+        }
+    }
+
+    // MARK: - RequestQueueObserver
+
+    func requestStarted(_ request: FormDataRequest, id: Int) {
+        let delegate = core.withLock { $0.delegate }
+        let streams = core.withLock { Array($0.streams.values) }
+        post(delegate, .requestStarted(request), streams: streams)
+    }
+
+    func request(_ request: FormDataRequest, id: Int, didReceiveResponseHeaders headers: [String: String], expectedLength: UInt64?) {
+        let delegate = core.withLock { $0.delegate }
+        apply(.responseHead(id: id, expectedLength: expectedLength), notice: (delegate, .receivedResponseHeaders(request, headers)))
+    }
+
+    func request(_ request: FormDataRequest, id: Int, sent: UInt64, of length: UInt64) {
+        apply(.uploaded(id: id, sent: sent, length: length))
+    }
+
+    func request(_ request: FormDataRequest, id: Int, received: UInt64) {
+        apply(.downloaded(id: id, received: received))
+    }
+
+    func request(_ request: FormDataRequest, id: Int, endedWith error: FormDataError?) {
+        let delegate = core.withLock { core -> (any NetworkQueueDelegate)? in
+            core.cancelled.remove(id)
+            core.requests[id] = nil
+            return core.delegate
+        }
+        // The queue no longer hears of this request (sent again by hand, it is on its own).
+        request.leaveQueue()
+        let event: NetworkQueueEvent = error.map { .requestFailed(request, $0) } ?? .requestFinished(request)
+        apply(.ended(id: id, succeeded: error == nil), notice: (delegate, event))
+    }
+
+    func cancelWaiting(_ request: FormDataRequest, id: Int) {
+        apply(.cancelWaiting(id: id))
+    }
+}

@@ -1,0 +1,1 @@
+../FormDataKitTests/Queue/NetworkQueueRetryTests.swift

@@ -1,0 +1,1 @@
+../FormDataKitTests/Queue/ResponseToFileTests.swift
