@@ -113,9 +113,9 @@ let package = Package(
             dependencies: ["FormDataKit"]
         ),
         // Test-only helpers shared by the test targets (not a product): child processes
-        // (SpawnedProcess, one "start a helper and read its port"), the HTTPS test server and its
-        // certificates, and running a test case in a child process (FoundationNetworking's
-        // upload-cancel crash must not end the whole test run).
+        // (SpawnedProcess, one "start a helper and read its port", the built `formdata` tool), the
+        // HTTPS test server and its certificates, and running a test case in a child process
+        // (FoundationNetworking's upload-cancel crash must not end the whole test run).
         .target(
             name: "FormDataKitTestSupport",
             dependencies: ["FormDataKit", "FormDataKitTesting"],
@@ -134,6 +134,17 @@ let package = Package(
                 "Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py",
                 "Transport/Support/report_cgi.py",
             ]
+        ),
+        // The migration kit's tests: the receiver (framing, limits, hardening), snapshots and
+        // their comparison, the assertions. A few run `formdata serve`/`diff`, so the tool is built.
+        .testTarget(
+            name: "FormDataKitTestingTests",
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata"]
+        ),
+        // The `formdata` tool's tests, run as a user runs it (a child process).
+        .testTarget(
+            name: "FormDataKitCLITests",
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata"]
         ),
         .executableTarget(
             name: "reliability-helper",
