@@ -1,5 +1,10 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+/// The trait that adds `AsyncHTTPClientTransport` (and with it SwiftNIO's TLS, BoringSSL and
+/// AsyncHTTPClient). Off by default: `swift build --traits AsyncHTTPClient`, or
+/// `.package(url: …, from: …, traits: ["AsyncHTTPClient"])` in a package that depends on this one.
+let asyncHTTPClient: Set<String> = ["AsyncHTTPClient"]
 
 let package = Package(
     name: "FormDataKit",
@@ -9,15 +14,29 @@ let package = Package(
         .library(name: "FormDataKitAF", targets: ["FormDataKitAF"]),
         .library(name: "FormDataKitTesting", targets: ["FormDataKitTesting"]),
         .library(name: "FormDataKitTestingAssertions", targets: ["FormDataKitTestingAssertions"]),
+        // Empty unless the AsyncHTTPClient trait is on.
         .library(name: "FormDataKitAsyncHTTPClient", targets: ["FormDataKitAsyncHTTPClient"]),
         .executable(name: "formdata", targets: ["formdata"]),
+    ],
+    traits: [
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "AsyncHTTPClientTransport (FormDataKitAsyncHTTPClient), the formdata tool's --transport asynchttpclient "
+                + "and the benchmark's AsyncHTTPClient rows; compiles SwiftNIO's TLS, BoringSSL and AsyncHTTPClient"
+        ),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The migration kit's receiver (FormDataKitTesting, `formdata serve`/`demo`).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Resolved only with the AsyncHTTPClient trait (no target uses them otherwise).
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // `swift package generate-documentation` (the DocC catalogs); a command plugin, built
+        // only when documentation is generated.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -41,15 +60,17 @@ let package = Package(
             name: "FormDataKitAF",
             dependencies: ["FormDataKit"]
         ),
+        // Its sources are inside `#if AsyncHTTPClient`: without the trait it is an empty module
+        // and none of these dependencies is resolved or built.
         .target(
             name: "FormDataKitAsyncHTTPClient",
             dependencies: [
                 "FormDataKit",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: asyncHTTPClient)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: asyncHTTPClient)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: asyncHTTPClient)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: asyncHTTPClient)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: asyncHTTPClient)),
             ]
         ),
         // The migration kit (receiver, strict parser, snapshots and their comparison): no XCTest
@@ -73,7 +94,7 @@ let package = Package(
             name: "formdata",
             dependencies: [
                 "FormDataKit",
-                "FormDataKitAsyncHTTPClient",
+                .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
                 "FormDataKitTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -82,37 +103,48 @@ let package = Package(
             name: "formdata-bench",
             // formdata-bench-child is an executable, listed so that building formdata-bench builds
             // it too: the driver runs it as a measured child process.
-            dependencies: ["FormDataKit", "FormDataKitAsyncHTTPClient", "FormDataKitTesting", "formdata-bench-child"]
+            dependencies: [
+                "FormDataKit", .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
+                "FormDataKitTesting", "formdata-bench-child",
+            ]
         ),
         .executableTarget(
             name: "formdata-bench-child",
             dependencies: ["FormDataKit"]
         ),
         // Test-only helpers shared by the test targets (not a product): child processes
-        // (SpawnedProcess, one "start a helper and read its port"), the HTTPS test server and its
-        // certificates, and running a test case in a child process (FoundationNetworking's
-        // upload-cancel crash must not end the whole test run).
+        // (SpawnedProcess, one "start a helper and read its port", the built `formdata` tool), the
+        // HTTPS test server and its certificates, and running a test case in a child process
+        // (FoundationNetworking's upload-cancel crash must not end the whole test run).
         .target(
             name: "FormDataKitTestSupport",
             dependencies: ["FormDataKit", "FormDataKitTesting"],
             path: "Tests/FormDataKitTestSupport"
         ),
+        // The library's tests, the transport suites among them: each runs over every transport
+        // this build has (`TransportKind.allCases`: curl and URLSession, and AsyncHTTPClient with
+        // the trait, whose own suites are in Transport/AsyncHTTPClient).
         .testTarget(
             name: "FormDataKitTests",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport"],
-            exclude: ["Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py", "Transport/Support/report_cgi.py"]
-        ),
-        // The AsyncHTTPClient transport's tests, apart so that the other test targets do not
-        // compile SwiftNIO and BoringSSL. The transport-generic suites (sending, lifecycle, raw
-        // bodies, redirects) are the core target's files, linked here and run for AsyncHTTPClient
-        // only (ASYNC_HTTP_CLIENT_TESTS).
-        .testTarget(
-            name: "FormDataKitAsyncHTTPClientTests",
             dependencies: [
-                "FormDataKit", "FormDataKitAF", "FormDataKitAsyncHTTPClient", "FormDataKitTesting", "FormDataKitTestSupport",
+                "FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport",
+                .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
             ],
-            exclude: ["Support/edge_server.py"],
-            swiftSettings: [.define("ASYNC_HTTP_CLIENT_TESTS")]
+            exclude: [
+                "Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py",
+                "Transport/Support/report_cgi.py",
+            ]
+        ),
+        // The migration kit's tests: the receiver (framing, limits, hardening), snapshots and
+        // their comparison, the assertions. A few run `formdata serve`/`diff`, so the tool is built.
+        .testTarget(
+            name: "FormDataKitTestingTests",
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata"]
+        ),
+        // The `formdata` tool's tests, run as a user runs it (a child process).
+        .testTarget(
+            name: "FormDataKitCLITests",
+            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata"]
         ),
         .executableTarget(
             name: "reliability-helper",

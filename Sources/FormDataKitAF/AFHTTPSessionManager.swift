@@ -138,7 +138,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     }
 
     /// How server certificates are checked (AF's `securityPolicy`; ``AFSecurityPolicy/default()``:
-    /// the system's trust). Applied to every request through ``CurlTransport`` (see
+    /// the system's trust). Applied to every request through `CurlTransport` (see
     /// ``AFSecurityPolicy/networkOptions()``). With another transport, a policy other than the
     /// default fails each task with the reason (build an AsyncHTTPClient transport with
     /// ``AFSecurityPolicy/trustAnchorPinning()`` instead).

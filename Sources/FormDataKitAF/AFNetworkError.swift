@@ -7,7 +7,7 @@ import FoundationNetworking
 /// A network failure as AFNetworking code checks it: an `NSURLErrorDomain` error
 /// (`NSURLErrorTimedOut`, `NSURLErrorCancelled`, `NSURLErrorCannotConnectToHost`, …), whichever
 /// transport sent the request. What ``AFHTTPSessionManager`` hands a failure block when sending
-/// fails; errors of building the request keep their own types (``FormDataError``,
+/// fails; errors of building the request keep their own types (`FormDataError`,
 /// ``AFURLRequestSerializationError``), response validation its AF domain.
 public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Equatable, CustomStringConvertible {
     /// The `NSURLErrorDomain` code (`URLError.Code` raw value).

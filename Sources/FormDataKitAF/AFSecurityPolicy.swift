@@ -6,12 +6,12 @@ public enum AFSSLPinningMode: Int, Sendable, Equatable {
     /// No pinning: the system trust store decides (AF: `AFSSLPinningModeNone`).
     case none = 0
     /// The server's key must be the public key of a pinned certificate
-    /// (AF: `AFSSLPinningModePublicKey`). Through ``CurlTransport`` (``AFSecurityPolicy/networkOptions()``):
+    /// (AF: `AFSSLPinningModePublicKey`). Through `CurlTransport` (``AFSecurityPolicy/networkOptions()``):
     /// the leaf's key is compared (AF compared every key of the chain). Not through AsyncHTTPClient.
     case publicKey = 1
     /// The server's chain must contain a pinned certificate (AF: `AFSSLPinningModeCertificate`):
     /// the pinned certificates are the only trust anchors (through AsyncHTTPClient, self-signed
-    /// ones only; through ``CurlTransport``, a CA-issued leaf too).
+    /// ones only; through `CurlTransport`, a CA-issued leaf too).
     case certificate = 2
 }
 
@@ -49,7 +49,7 @@ public enum AFSecurityPolicyError: Error, Sendable, Equatable, CustomStringConve
 /// AFNetworking's `AFSecurityPolicy`, mapped onto trust-anchor pinning.
 ///
 /// FormDataKit applies it through the AsyncHTTPClient transport: build a
-/// ``TrustAnchorPinning`` with ``trustAnchorPinning()`` and create the transport with it
+/// `TrustAnchorPinning` with ``trustAnchorPinning()`` and create the transport with it
 /// (`AsyncHTTPClientTransport(configuration: try .init(pinning: pinning))`), then pass the
 /// transport to ``AFHTTPSessionManager/init(baseURL:sessionConfiguration:transport:)``.
 /// Certificate mode works when each pinned certificate is self-signed (the server's own
@@ -113,7 +113,7 @@ public final class AFSecurityPolicy: @unchecked Sendable {
         return policy
     }
 
-    /// The network options this policy means, for ``CurlTransport`` (what
+    /// The network options this policy means, for `CurlTransport` (what
     /// ``AFHTTPSessionManager/securityPolicy`` applies to every request):
     /// - none: the system's trust, ``allowInvalidCertificates`` and ``validatesDomainName`` as set;
     /// - certificate: the pinned certificates are the only trust anchors — a self-signed server
@@ -123,7 +123,7 @@ public final class AFSecurityPolicy: @unchecked Sendable {
     ///   must match one (AF compared every key of the chain); the chain is still verified
     ///   against the system's roots unless ``allowInvalidCertificates``.
     /// - Throws: ``AFSecurityPolicyError`` for nothing pinned or a pinned file that is not a certificate.
-    /// - Returns: the TLS settings of ``NetworkOptions`` that carry this policy.
+    /// - Returns: the TLS settings of `NetworkOptions` that carry this policy.
     public func networkOptions() throws(AFSecurityPolicyError) -> NetworkOptions {
         let (certificates, allowInvalid, validatesDomain) = lock.withLock {
             (_pinnedCertificates, _allowInvalidCertificates, _validatesDomainName)

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import FormDataKit
 import Foundation
@@ -342,3 +343,4 @@ private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws { responseComplete.withLock { $0 = true } }
 }
+#endif

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import FormDataKit
 import Foundation
 import NIOCore
@@ -45,3 +46,4 @@ final class ChunkReader: @unchecked Sendable {
         return count == 0 ? nil : ring[slot]
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import FormDataKit
 import Foundation
 import NIOSSL
@@ -47,3 +48,4 @@ extension TrustAnchorPinning {
         return tls
     }
 }
+#endif

@@ -37,14 +37,17 @@ enum ConcurrentWorkload {
                     "FormDataKit curl (one CurlTransport())",
                     "one process, one transport, \(uploads) `try await request.start()` in a TaskGroup; wall time incl. start-up"),
                 timing: .wallClock, command: [selfPath, "--child", "concurrent", "curl", url, String(uploads), file],
-                requests: uploads),
+                requests: uploads)
+        ]
+        #if AsyncHTTPClient
+        cases.append(
             MeasuredCase(
                 row: row(
                     "FormDataKit AsyncHTTPClient (.shared)",
                     "as above, AsyncHTTPClientTransport.shared (its pool's own per-host connection limit applies)"),
                 timing: .wallClock, command: [selfPath, "--child", "concurrent", "asynchttpclient", url, String(uploads), file],
-                requests: uploads),
-        ]
+                requests: uploads))
+        #endif
         if hasCurl {
             cases.append(
                 MeasuredCase(

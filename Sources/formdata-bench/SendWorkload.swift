@@ -4,7 +4,9 @@ import Glibc
 import Darwin
 #endif
 import FormDataKit
+#if AsyncHTTPClient
 import FormDataKitAsyncHTTPClient
+#endif
 import Foundation
 
 /// W5: build and send three files plus ten fields as multipart to a loopback receiver that
@@ -78,11 +80,14 @@ enum SendWorkload {
                     workload: size.workload, tool: tool, bytes: size.bytes, seconds: [], peakRSSKiB: 0,
                     note: note + timing.note, reference: hasCurl ? reference : nil)
             }
-            for (tool, transport, note) in [
+            var transports = [
                 (curlTransportTool, "curl", "CurlTransport.shared: build + send, streamed from the parts (no temp file), no Expect"),
-                ("FormDataKit AsyncHTTPClient", "asynchttpclient", "build + send, streamed (no temp file)"),
                 ("FormDataKit URLSession", "urlsession", "build (spool) + send (from memory up to 8 MiB, else uploadTask(fromFile:))"),
-            ] {
+            ]
+            #if AsyncHTTPClient
+            transports.insert(("FormDataKit AsyncHTTPClient", "asynchttpclient", "build + send, streamed (no temp file)"), at: 1)
+            #endif
+            for (tool, transport, note) in transports {
                 cases.append(
                     MeasuredCase(
                         row: row(tool, note, timing), timing: timing,
@@ -271,7 +276,9 @@ enum SendWorkload {
         case "curl", "curl-limit-1m": return shared ? CurlTransport.shared : CurlTransport()
         case "curl-expect": return CurlTransport(configuration: .init(sendsExpectContinue: true))
         case "curl-64k": return CurlTransport(configuration: .init(uploadBufferSize: 0))
+        #if AsyncHTTPClient
         case "asynchttpclient": return AsyncHTTPClientTransport.shared
+        #endif
         case "urlsession": return URLSessionTransport.shared
         default: throw BenchError.usage("unknown transport \(name)")
         }

@@ -1,5 +1,4 @@
 import FormDataKit
-import FormDataKitAsyncHTTPClient
 import Foundation
 
 /// W3: three files plus ten fields as multipart, spooled to a temporary file — against `cat`
@@ -88,7 +87,7 @@ enum SpoolWorkload {
     /// same files, a boundary of the same length), built without spooling (a streaming transport).
     static func framedPieces(files: [String], in directory: WorkloadDirectory) throws -> [String] {
         let request = FormDataRequest(url: URL(string: "http://127.0.0.1/upload")!)
-        request.transport = AsyncHTTPClientTransport.shared
+        request.transport = CurlTransport.shared
         for index in 0..<10 { request.addPostValue("value \(index) — ünïcödé", forKey: "field\(index)") }
         for (index, file) in files.enumerated() { try request.addFile(file, forKey: "file\(index)") }
         try request.buildPostBody()

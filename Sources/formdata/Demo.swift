@@ -11,7 +11,11 @@ struct Demo: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Compress the request body with gzip.")
     var gzip = true
 
-    @Option(name: .long, help: "The transport: curl, urlsession or asynchttpclient. Default: curl on Linux, urlsession elsewhere.")
+    @Option(
+        name: .long,
+        help:
+            "The transport: curl, urlsession or asynchttpclient (a build with the AsyncHTTPClient trait). Default: curl on Linux, urlsession elsewhere."
+    )
     var transport: TransportChoice = .platformDefault
 
     func run() async throws {

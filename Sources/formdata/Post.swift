@@ -42,7 +42,7 @@ struct Post: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too). Default: curl on Linux, urlsession elsewhere."
+            "The transport: curl (the system libcurl; streams the body, no temporary file), urlsession or asynchttpclient (streams too; a build with the AsyncHTTPClient trait). Default: curl on Linux, urlsession elsewhere."
     )
     var transport: TransportChoice = .platformDefault
 

@@ -1,6 +1,8 @@
 import ArgumentParser
 import FormDataKit
+#if AsyncHTTPClient
 import FormDataKitAsyncHTTPClient
+#endif
 import Foundation
 
 /// `--transport`: which FormDataKit transport sends the request.
@@ -9,8 +11,11 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
     case curl
     /// FoundationNetworking's URLSession (bodies with files are spooled to a temporary file).
     case urlsession
-    /// AsyncHTTPClient: streams the body with its exact length, no temporary file.
+    #if AsyncHTTPClient
+    /// AsyncHTTPClient: streams the body with its exact length, no temporary file (only in a
+    /// build with the package's AsyncHTTPClient trait).
     case asynchttpclient
+    #endif
 
     /// libcurl on Linux (URLSession when libcurl cannot be loaded), URLSession elsewhere.
     static var platformDefault: TransportChoice {
@@ -51,9 +56,10 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
             }
         case .urlsession:
             if pinnedCertificate != nil {
-                throw ValidationError("--pinned-cert needs --transport asynchttpclient (URLSession on Linux has no trust-root setting)")
+                throw ValidationError("--pinned-cert needs --transport curl (URLSession on Linux has no trust-root setting)")
             }
             return try await body(URLSessionTransport.shared)
+        #if AsyncHTTPClient
         case .asynchttpclient:
             var configuration = AsyncHTTPClientTransport.Configuration()
             if let pinnedCertificate {
@@ -70,6 +76,7 @@ enum TransportChoice: String, ExpressibleByArgument, CaseIterable {
                 try? await transport.shutdown()
                 throw error
             }
+        #endif
         }
     }
 }

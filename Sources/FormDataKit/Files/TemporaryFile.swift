@@ -8,7 +8,7 @@ import Foundation
 /// A temporary file FormDataKit created (a spooled or compressed body). It is removed when the
 /// last reference goes away, or earlier with ``remove()``, so it is never left behind.
 public final class TemporaryFile: Sendable {
-    /// The file's path (inside ``TemporaryStorage/directory``).
+    /// The file's path (inside ``TemporaryStorage/directory()``).
     public let path: String
     private let removed = Locked(false)
 

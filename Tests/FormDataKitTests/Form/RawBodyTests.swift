@@ -51,9 +51,6 @@ struct RawBodyTests {
         }
     }
 
-    // Not about a transport: run once, in FormDataKitTests (this file is also compiled into
-    // FormDataKitAsyncHTTPClientTests for the cases above).
-    #if !ASYNC_HTTP_CLIENT_TESTS
     @Test("appendPostData and appendPostDataFromFile concatenate in order; a GET with a body becomes a POST")
     func appendInOrder() async throws {
         let file = try TransportTestSupport.makeFile(size: 70_000, seed: 32)
@@ -90,5 +87,4 @@ struct RawBodyTests {
         try raw.buildPostBody()
         #expect(raw.postLength == 0)
     }
-    #endif
 }

@@ -1,3 +1,4 @@
+import FormDataKitTestSupport
 import Foundation
 import Testing
 
@@ -7,18 +8,18 @@ import Testing
 struct PostCommandTests {
     @Test("an empty user name is refused with a message naming --user", arguments: ["", ":", ":secret"])
     func emptyUserRefused(option: String) async throws {
-        let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
-        let result = try await CaptureRoundTripTests.run(tool, ["post", "http://127.0.0.1:9/x", "-F", "a=b", "--user", option])
+        let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
+        let result = try await FormdataTool.run(tool, ["post", "http://127.0.0.1:9/x", "-F", "a=b", "--user", option])
         #expect(result.status == 64, "\(result.status): \(result.output)")
         #expect(result.output.contains("--user needs a user name"), "\(result.output)")
     }
 
     @Test("user:pass:with:colons keeps the colons in the password")
     func passwordWithColons() async throws {
-        let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
+        let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
         let server = try await EdgeServer()
         defer { server.stop() }
-        let result = try await CaptureRoundTripTests.run(
+        let result = try await FormdataTool.run(
             tool, ["post", server.url(1, "/upload").absoluteString, "-F", "a=b", "--user", "alice:p:w", "--transport", "curl"])
         #expect(result.status == 0, "\(result.output)")
         // base64("alice:p:w")

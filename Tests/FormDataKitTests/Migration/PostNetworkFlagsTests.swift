@@ -8,7 +8,7 @@ import Testing
 /// cookie jar file, pins; bad values are usage errors (exit status 64) naming the flag.
 @Suite("formdata post network flags")
 struct PostNetworkFlagsTests {
-    static func tool() throws -> URL { try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)") }
+    static func tool() throws -> URL { try #require(FormdataTool.url(), "build the formdata tool first (swift build)") }
 
     @Test(
         "bad values are usage errors naming the flag",
@@ -19,7 +19,7 @@ struct PostNetworkFlagsTests {
             (["--cookie-jar", "/tmp/j", "--transport", "urlsession"], "--cookie-jar"),
         ])
     func badValues(arguments: [String], named: String) async throws {
-        let result = try await CaptureRoundTripTests.run(try Self.tool(), ["post", "http://127.0.0.1:9/x", "-F", "a=b"] + arguments)
+        let result = try await FormdataTool.run(try Self.tool(), ["post", "http://127.0.0.1:9/x", "-F", "a=b"] + arguments)
         #expect(result.status == 64, "\(result.status): \(result.output)")
         #expect(result.output.contains(named), "\(result.output)")
     }
@@ -32,7 +32,7 @@ struct PostNetworkFlagsTests {
         let jar = NSTemporaryDirectory() + "fdk-cli-jar-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: jar) }
         try await TinyproxyServer.withServer(username: "cli", password: "cli-secret") { proxy in
-            let result = try await CaptureRoundTripTests.run(
+            let result = try await FormdataTool.run(
                 try Self.tool(),
                 [
                     "post", receiver.url("/cookie?set=cli=1").absoluteString, "-F", "a=b",
@@ -60,10 +60,10 @@ struct PostNetworkFlagsTests {
             NetworkPinning.publicKeyHash(ofCertificate: try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedA.certificate)))
             ?? ""
         let base = ["post", server.url("/upload").absoluteString, "-F", "a=b", "--cacert", certificates.selfSignedA.certificate]
-        let wrong = try await CaptureRoundTripTests.run(try Self.tool(), base + ["--pinnedpubkey", other])
+        let wrong = try await FormdataTool.run(try Self.tool(), base + ["--pinnedpubkey", other])
         #expect(wrong.status == 11, "\(wrong.output)")
         #expect(wrong.output.lowercased().contains("pinned public key"), "\(wrong.output)")
-        let right = try await CaptureRoundTripTests.run(try Self.tool(), base + ["--pinnedpubkey", "\(other);\(own)"])
+        let right = try await FormdataTool.run(try Self.tool(), base + ["--pinnedpubkey", "\(other);\(own)"])
         #expect(right.status == 0, "\(right.output)")
     }
 }

@@ -15,9 +15,6 @@ struct BodyDeliveryTests {
         BodySegment(.bytes(Data("tail".utf8))),
     ])
 
-    // Not about a transport: run once, in FormDataKitTests (this file is also compiled into
-    // FormDataKitAsyncHTTPClientTests, for the AsyncHTTPClient case of the capture test).
-    #if !ASYNC_HTTP_CLIENT_TESTS
     @Test("the policy: streams to a streaming transport, bytes up to the limit, a spool beyond")
     func policy() throws {
         let file = try Support.makeFile(size: 3000, seed: 5)
@@ -109,7 +106,6 @@ struct BodyDeliveryTests {
         try raw.buildPostBody()
         #expect(raw.requestHeaders == ["Content-Type": "application/json", "Content-Length": "2"])
     }
-    #endif
 
     @Test("FormSnapshot(request) equals the capture of the sent request", arguments: TransportKind.allCases)
     func snapshotEqualsCapture(kind: TransportKind) async throws {
@@ -117,7 +113,6 @@ struct BodyDeliveryTests {
         try await Self.compareSnapshotWithCapture(transport: kind.transport, compressed: true)
     }
 
-    #if !ASYNC_HTTP_CLIENT_TESTS
     @Test("URLSession over its in-memory limit: the send spools once, sends that file, removes it")
     func urlSessionSpoolsAtSend() async throws {
         // A limit of 64 KiB on a transport of its own, so the 300 kB body is spooled (in the
@@ -127,7 +122,6 @@ struct BodyDeliveryTests {
         #expect(spools.count == 1, "\(spools)")
         #expect(spools.allSatisfy { !FileManager.default.fileExists(atPath: $0) })
     }
-    #endif
 
     /// Sends a form with a value and a 300 kB file through `transport` to a recording receiver and
     /// checks the request's snapshot (taken before the send, spooling nothing) against the capture.

@@ -1,6 +1,6 @@
 import Foundation
 import FormDataKit
-#if ASYNC_HTTP_CLIENT_TESTS
+#if AsyncHTTPClient
 import FormDataKitAsyncHTTPClient
 #endif
 import FormDataKitTestSupport
@@ -105,7 +105,7 @@ struct TLSPinningTests {
         #expect(received == 0)
     }
 
-    #if ASYNC_HTTP_CLIENT_TESTS
+    #if AsyncHTTPClient
     @Test("a certificate that is neither PEM nor DER is a typed configuration error")
     func invalidCertificate() {
         #expect(throws: AsyncHTTPClientTransportError.self) {

@@ -52,9 +52,8 @@ struct EdgeLogEntry: Decodable {
     var authorization: String?
 }
 
-/// Redirects, response limits, timeouts and header checks, for every transport (this file is
-/// also compiled into FormDataKitAsyncHTTPClientTests, where `TransportKind.allCases` is
-/// AsyncHTTPClient's alone).
+/// Redirects, response limits, timeouts and header checks, for every transport this build has
+/// (`TransportKind.allCases`).
 @Suite("Every transport: redirects, limits, timeouts")
 struct TransportMatrixTests {
     typealias Support = TransportTestSupport

@@ -1,23 +1,23 @@
 import Foundation
 import FormDataKit
-#if ASYNC_HTTP_CLIENT_TESTS
+#if AsyncHTTPClient
 import FormDataKitAsyncHTTPClient
 #endif
 import FormDataKitTesting
 import Testing
 
-/// The transports the sending tests run against. The suites that take them are compiled into two
-/// test targets: FormDataKitTests runs curl and URLSession, FormDataKitAsyncHTTPClientTests
-/// (`ASYNC_HTTP_CLIENT_TESTS`) runs AsyncHTTPClient, so no other target compiles SwiftNIO.
+/// The transports the sending tests run against: every transport this build has — curl and
+/// URLSession, and AsyncHTTPClient when the package's AsyncHTTPClient trait is on
+/// (`swift test --traits AsyncHTTPClient`).
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case curl
     case urlSession
     case asyncHTTPClient
 
-    /// The kinds this test target runs.
+    /// The kinds this build has.
     static var allCases: [TransportKind] {
-        #if ASYNC_HTTP_CLIENT_TESTS
-        return [.asyncHTTPClient]
+        #if AsyncHTTPClient
+        return [.curl, .urlSession, .asyncHTTPClient]
         #else
         return [.curl, .urlSession]
         #endif
@@ -40,16 +40,16 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 }
 
 /// The transports that stream bodies and take trust anchors, for suites that make a fresh
-/// instance of each: curl in FormDataKitTests, AsyncHTTPClient in its own target.
+/// instance of each: curl, and AsyncHTTPClient with the trait.
 enum StreamingTransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case curl
     case asyncHTTPClient
     var testDescription: String { rawValue }
 
-    /// The kinds this test target runs.
+    /// The kinds this build has.
     static var allCases: [StreamingTransportKind] {
-        #if ASYNC_HTTP_CLIENT_TESTS
-        return [.asyncHTTPClient]
+        #if AsyncHTTPClient
+        return [.curl, .asyncHTTPClient]
         #else
         return [.curl]
         #endif
@@ -57,25 +57,25 @@ enum StreamingTransportKind: String, CaseIterable, Sendable, CustomTestStringCon
 }
 
 extension TransportTestSupport {
-    /// `AsyncHTTPClientTransport.shared` (only in FormDataKitAsyncHTTPClientTests).
+    /// `AsyncHTTPClientTransport.shared` (only with the AsyncHTTPClient trait).
     static var sharedAsyncHTTPClient: any FormDataTransport {
-        #if ASYNC_HTTP_CLIENT_TESTS
+        #if AsyncHTTPClient
         return AsyncHTTPClientTransport.shared
         #else
-        preconditionFailure("AsyncHTTPClient cases run in FormDataKitAsyncHTTPClientTests")
+        preconditionFailure("AsyncHTTPClient cases run only with the AsyncHTTPClient trait")
         #endif
     }
 
     /// A new AsyncHTTPClient transport (trusting only `pinning`'s certificates when given) and
-    /// what shuts it down (only in FormDataKitAsyncHTTPClientTests).
+    /// what shuts it down (only with the AsyncHTTPClient trait).
     static func newAsyncHTTPClient(pinning: TrustAnchorPinning? = nil) throws
         -> (transport: any FormDataTransport, shutdown: @Sendable () async throws -> Void)
     {
-        #if ASYNC_HTTP_CLIENT_TESTS
+        #if AsyncHTTPClient
         let transport = try pinning.map { try AsyncHTTPClientTransport(configuration: .init(pinning: $0)) } ?? AsyncHTTPClientTransport()
         return (transport, { try await transport.shutdown() })
         #else
-        preconditionFailure("AsyncHTTPClient cases run in FormDataKitAsyncHTTPClientTests")
+        preconditionFailure("AsyncHTTPClient cases run only with the AsyncHTTPClient trait")
         #endif
     }
 }

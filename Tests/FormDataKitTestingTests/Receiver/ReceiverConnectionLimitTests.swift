@@ -17,7 +17,7 @@ struct ReceiverConnectionLimitTests {
         let output: Locked<Data>
 
         init(shellPrefix: String = "", arguments: [String] = []) async throws {
-            let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
+            let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
             let command = "\(shellPrefix) exec \"$0\" serve --port 0 \"$@\""
             process = try SpawnedProcess("/bin/sh", ["-c", command, tool.path] + arguments, stdout: .pipe, stderr: .sameAsOutput)
             let output = Locked(Data())

@@ -52,7 +52,7 @@ extension ReceiverHardeningTests {
     }
 
     @Test func serveDoesNotPassTerminalEscapesThrough() async throws {
-        let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
+        let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
         let process = try SpawnedProcess(tool.path, ["serve", "--port", "0"], stdout: .pipe, stderr: .null)
         let pipe = process.standardOutput!
         // Blocking reads and waits happen on threads of their own, never on the cooperative pool

@@ -10,25 +10,6 @@ import Testing
 /// finds no differences between the two captures.
 @Suite("serve --record + diff: curl -F against FormDataRequest")
 struct CaptureRoundTripTests {
-    /// The built `formdata` tool (next to the test bundle, or in the package's .build/debug).
-    static func tool() -> URL? {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("formdata"),
-            URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../.build/debug/formdata")
-                .standardized,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
-    /// Runs `executable` with `arguments` to completion (waited for off the concurrency pool, see
-    /// `SpawnedProcess`); its exit status and output (standard output and error together).
-    static func run(_ executable: URL, _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let process = try SpawnedProcess(executable.path, arguments, stdout: .pipe, stderr: .sameAsOutput)
-        let output = await SpawnedProcess.readToEnd(process.standardOutput!)
-        let ended = await process.wait()
-        return (ended.signalled ? 128 + ended.status : ended.status, String(decoding: output, as: UTF8.self))
-    }
-
     /// Starts `formdata serve --port 0 --record directory` and returns the process and its base URL
     /// (read from its first line, on a thread of its own).
     private static func startServe(_ tool: URL, recording directory: URL) async throws -> (SpawnedProcess, URL) {
@@ -44,7 +25,7 @@ struct CaptureRoundTripTests {
     }
 
     @Test func curlCaptureAndFormDataRequestCaptureHaveNoDifferences() async throws {
-        let tool = try #require(Self.tool(), "build the formdata tool first (swift build)")
+        let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
         let curl = try #require(
             ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) },
             "curl is needed (apt-get install curl)")
@@ -79,7 +60,7 @@ struct CaptureRoundTripTests {
     private func roundTrip(tool: URL, curl: String, url: URL, photo: URL, note: URL, captures: URL) async throws {
 
         // 1. The independent client.
-        let curlRun = try await Self.run(
+        let curlRun = try await FormdataTool.run(
             URL(fileURLWithPath: curl),
             [
                 "-sS", "-o", "/dev/null", "-H", "Expect:", url.absoluteString,
@@ -101,7 +82,7 @@ struct CaptureRoundTripTests {
         let curlCapture = captures.appendingPathComponent("0001-POST.http")
         let portCapture = captures.appendingPathComponent("0002-POST.http")
         // ASIFormDataRequest's multipart Content-Type carries charset=utf-8; curl's does not.
-        let diff = try await Self.run(tool, ["diff", "--tolerate", "charset", curlCapture.path, portCapture.path])
+        let diff = try await FormdataTool.run(tool, ["diff", "--tolerate", "charset", curlCapture.path, portCapture.path])
         #expect(diff.status == 0)
         #expect(diff.output == "equivalent\n")
 
@@ -116,7 +97,7 @@ struct CaptureRoundTripTests {
         #expect(snapshotsMatch(curlSnapshot, try FormSnapshot(request), tolerating: [.boundary, .charsetParameter]))
 
         // curl again, chunked: the capture keeps the chunked framing and reads back the same.
-        let chunked = try await Self.run(
+        let chunked = try await FormdataTool.run(
             URL(fileURLWithPath: curl),
             [
                 "-sS", "-o", "/dev/null", "-H", "Expect:", "-H", "Transfer-Encoding: chunked", url.absoluteString,
@@ -125,7 +106,7 @@ struct CaptureRoundTripTests {
         #expect(chunked.status == 0, "\(chunked.output)")
         let chunkedCapture = captures.appendingPathComponent("0003-POST.http")
         #expect(try RawHTTPRequest(contentsOf: chunkedCapture).header("Transfer-Encoding") == "chunked")
-        let sameAgain = try await Self.run(tool, ["diff", curlCapture.path, chunkedCapture.path])
+        let sameAgain = try await FormdataTool.run(tool, ["diff", curlCapture.path, chunkedCapture.path])
         #expect(sameAgain.output == "equivalent\n")
 
         // And a real difference is found, with exit status 1.
@@ -136,7 +117,7 @@ struct CaptureRoundTripTests {
         changed.transport = request.transport
         changed.timeOutSeconds = 60
         _ = try await changed.start()
-        let failing = try await Self.run(
+        let failing = try await FormdataTool.run(
             tool,
             [
                 "diff", "--tolerate", "charset", curlCapture.path,

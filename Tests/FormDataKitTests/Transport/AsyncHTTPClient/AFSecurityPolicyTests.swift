@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import FormDataKit
 import FormDataKitAF
 import FormDataKitAsyncHTTPClient
@@ -94,3 +95,4 @@ struct AFSecurityPolicyTests {
         #expect(!pinning.validatesDomainName)
     }
 }
+#endif

@@ -32,10 +32,10 @@ struct LoopbackHTTPServerTests {
         #expect(connects.split(separator: " ") == ["1", "0"], "\(connects)")
         #expect(receiver.requests.map(\.path) == ["/a", "/b"])
 
-        let scratch = try Scratch()
-        defer { scratch.cleanup() }
+        let path = NSTemporaryDirectory() + "fdk-loopback-body-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let body = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        let path = try scratch.write("body.bin", body)
+        try body.write(to: URL(fileURLWithPath: path))
         _ = try await Self.curl([
             "-o", "/dev/null", "-H", "Transfer-Encoding: chunked", "-H", "Content-Type: application/octet-stream",
             "--data-binary", "@\(path)", receiver.url("/chunked").absoluteString,

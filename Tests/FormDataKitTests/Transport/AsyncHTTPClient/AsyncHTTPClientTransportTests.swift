@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 import Foundation
 import FormDataKit
 import FormDataKitAsyncHTTPClient
@@ -220,3 +221,4 @@ struct AsyncHTTPClientTransportTests {
         }
     }
 }
+#endif

@@ -66,7 +66,7 @@ extension ReceiverHardeningTests {
     }
 
     @Test func diffReportsAChunkSizeThatWouldOverflow() async throws {
-        let tool = try #require(CaptureRoundTripTests.tool(), "build the formdata tool first (swift build)")
+        let tool = try #require(FormdataTool.url(), "build the formdata tool first (swift build)")
         let directory = try Self.temporaryDirectory("chunk")
         defer { try? FileManager.default.removeItem(at: directory) }
         let capture = directory.appendingPathComponent("0001-POST.http")
@@ -74,7 +74,7 @@ extension ReceiverHardeningTests {
             "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\na=1\r\n0\r\n\r\n"
                 .utf8
         ).write(to: capture)
-        let result = try await CaptureRoundTripTests.run(tool, ["diff", capture.path, capture.path])
+        let result = try await FormdataTool.run(tool, ["diff", capture.path, capture.path])
         #expect(result.status == 64, "formdata diff: status \(result.status), \(result.output)")
         #expect(result.output.contains("hunk"), "\(result.output)")
     }

@@ -1,1 +1,0 @@
-../FormDataKitTests/Queue/NetworkQueueTests.swift

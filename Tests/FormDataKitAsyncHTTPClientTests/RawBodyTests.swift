@@ -1,1 +1,0 @@
-../FormDataKitTests/Form/RawBodyTests.swift

@@ -1,1 +1,0 @@
-../FormDataKitTests/Queue/ResponseToFileTests.swift

@@ -1,1 +1,0 @@
-../../FormDataKitTests/Transport/Support/edge_server.py

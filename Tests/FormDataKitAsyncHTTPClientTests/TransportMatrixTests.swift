@@ -1,1 +1,0 @@
-../FormDataKitTests/Transport/TransportMatrixTests.swift
