@@ -33,6 +33,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Transfers in the multi handle, by easy handle (loop thread only).
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Easy handles of ended transfers, reset, for the next ones (loop thread only; at most
+    /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    static let maximumSpareHandles = 16
 
     init(maximumConnectionsPerHost: Int) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
@@ -128,6 +132,8 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.send.complete(.cancelled)
         }
         active = [:]
+        for easy in spareHandles { ccurl_easy_cleanup(easy) }
+        spareHandles = []
         lock.withLock { self.multi = nil }
         _ = ccurl_multi_cleanup(multi)
         finished.signal()
@@ -138,16 +144,18 @@ final class CurlEventLoop: @unchecked Sendable {
         case .start(let send):
             guard !send.isCompleted else { return }  // cancelled before it reached the loop
             do throws(FormDataError) {
-                add(try send.makeTransfer(), to: multi)
+                add(try send.makeTransfer(reusing: spareHandles.popLast()), to: multi)
             } catch {
                 send.complete(error)
             }
         case .cancel(let send):
-            if let transfer = send.current, let easy = transfer.easy, active[easy] != nil {
+            let transfer = send.current
+            if let transfer, let easy = transfer.easy, active[easy] != nil {
                 _ = ccurl_multi_remove_handle(multi, easy)
                 active[easy] = nil
             }
             send.complete(.cancelled)
+            if let transfer { recycle(transfer) }
         case .resume(let key, let readAhead):
             if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
                 transfer.resumeBody(readAhead: readAhead)
@@ -174,6 +182,14 @@ final class CurlEventLoop: @unchecked Sendable {
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
             transfer.send.transferFinished(transfer, code: code)
+            recycle(transfer)
         }
+    }
+
+    /// Keeps the easy handle of `transfer` (out of the multi handle, its results read) for the
+    /// next transfer, reset, while fewer than ``maximumSpareHandles`` are kept.
+    private func recycle(_ transfer: CurlTransfer) {
+        guard spareHandles.count < Self.maximumSpareHandles, let easy = transfer.detachHandleForReuse() else { return }
+        spareHandles.append(easy)
     }
 }

@@ -145,8 +145,9 @@ public final class CurlTransport: FormDataTransport {
         ]
     }
 
-    /// Bodies with file parts up to this many bytes are read whole on the reader pool before the
-    /// exchange starts (never on the transport's thread), then sent from memory. 128 KiB.
+    /// Bodies up to this many bytes are sent from memory as libcurl's `POSTFIELDS`
+    /// (``CurlBodyBytes``): one with file parts is read whole on the reader pool before the
+    /// exchange starts (never on the transport's thread). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
     /// The error of a send started after ``shutdown()``.
@@ -175,7 +176,7 @@ public final class CurlTransport: FormDataTransport {
             BodyReaderPool.shared.submit {
                 guard !send.isCompleted else { return }
                 do throws(FormDataError) {
-                    send.replaceBody(with: .data(try source.readAll()))
+                    send.preload(try CurlBodyBytes(reading: source))
                 } catch {
                     send.complete(CurlSend.bodyReadError(error, body: request.body))
                     return
