@@ -5,7 +5,9 @@ import Foundation
 /// - The body streams from its parts (``streamsBodySource`` is true): libcurl's read callback
 ///   fills its upload buffer straight from the ``BodySource`` — literal bytes and file ranges —
 ///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
-///   by one upload buffer per send. A file whose size changed fails the send with
+///   by one upload buffer per send. A body up to 128 KiB is handed to libcurl whole, from
+///   memory (its file parts read on the reader pool first, never on the transport's thread).
+///   A file whose size changed fails the send with
 ///   ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (inside
 ///   ``FormDataError/internalErrorWhileBuilding(underlying:)``) and the body is cut short, so
 ///   no wrong body is ever complete.
