@@ -12,6 +12,7 @@ typedef char *(*version_fn)(void);
 typedef void *(*version_info_fn)(int age);
 typedef void *(*easy_init_fn)(void);
 typedef void (*easy_cleanup_fn)(void *);
+typedef void (*easy_reset_fn)(void *);
 typedef int (*easy_setopt_fn)(void *, int, ...);
 typedef int (*easy_getinfo_fn)(void *, int, ...);
 typedef const char *(*easy_strerror_fn)(int);
@@ -53,6 +54,7 @@ static struct {
     version_info_fn version_info;
     easy_init_fn easy_init;
     easy_cleanup_fn easy_cleanup;
+    easy_reset_fn easy_reset;
     easy_setopt_fn easy_setopt;
     easy_getinfo_fn easy_getinfo;
     easy_strerror_fn easy_strerror;
@@ -111,6 +113,7 @@ static void load_library(void) {
     BIND(version_info, "curl_version_info");
     BIND(easy_init, "curl_easy_init");
     BIND(easy_cleanup, "curl_easy_cleanup");
+    BIND(easy_reset, "curl_easy_reset");
     BIND(easy_setopt, "curl_easy_setopt");
     BIND(easy_getinfo, "curl_easy_getinfo");
     BIND(easy_strerror, "curl_easy_strerror");
@@ -156,6 +159,7 @@ unsigned int ccurl_version_number(void) {
 
 void *ccurl_easy_init(void) { return api.easy_init(); }
 void ccurl_easy_cleanup(void *easy) { api.easy_cleanup(easy); }
+void ccurl_easy_reset(void *easy) { api.easy_reset(easy); }
 int ccurl_easy_setopt_long(void *easy, int option, long value) { return api.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value) { return api.easy_setopt(easy, option, value); }
 int ccurl_easy_setopt_pointer(void *easy, int option, const void *value) { return api.easy_setopt(easy, option, value); }

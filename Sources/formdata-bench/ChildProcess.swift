@@ -64,6 +64,13 @@ var selfPath: String {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 }
 
+/// Another build's `formdata-bench` (`--compare-with`): W5's and W7's FormDataKit curl rows get a
+/// twin that runs its child, in the same run as this build's; nil for none.
+nonisolated(unsafe) var comparedBuild: String?
+
+/// The tool name of `tool`'s twin row for ``comparedBuild``.
+func comparedTool(_ tool: String) -> String { "\(tool), compared build" }
+
 /// `formdata-bench-child`, built beside this executable (a dependency of this target): the
 /// FormDataKit side of every workload but W5 runs in it, so its peak RSS is not inflated by the
 /// SwiftNIO and AsyncHTTPClient code this driver links for W5.

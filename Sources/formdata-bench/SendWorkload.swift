@@ -92,6 +92,12 @@ enum SendWorkload {
                     MeasuredCase(
                         row: row(tool, note, timing), timing: timing,
                         command: [selfPath, "--child", "send"] + repeatArguments + [transport, url] + files))
+                if let comparedBuild, transport == "curl" {
+                    cases.append(
+                        MeasuredCase(
+                            row: row(comparedTool(tool), "\(comparedBuild)", timing), timing: timing,
+                            command: [comparedBuild, "--child", "send"] + repeatArguments + [transport, url] + files))
+                }
             }
             // The curl transport's two choices, measured beside its default: Expect: 100-continue
             // (libcurl's default above 1 MiB; off by default, as ASIHTTPRequest) and libcurl's

@@ -45,6 +45,12 @@ enum SmallFormsWorkload {
                         ours, "build + send, a new FormDataRequest each; wall time of the process",
                         reference: go == nil ? nil : "Go net/http"),
                     timing: .wallClock, command: [selfPath, "--child", "w7"] + arguments, requests: count))
+            if let comparedBuild {
+                cases.append(
+                    MeasuredCase(
+                        row: row(comparedTool(ours), "\(comparedBuild)", reference: go == nil ? nil : "Go net/http"),
+                        timing: .wallClock, command: [comparedBuild, "--child", "w7"] + arguments, requests: count))
+            }
             if let go {
                 cases.append(
                     MeasuredCase(

@@ -15,13 +15,15 @@ import Foundation
 // transport: FormDataKit curl and AsyncHTTPClient vs 200 curl -F processes; see
 // ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
 // 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload).
-// --quick uses small sizes (CI runs it so the harness cannot rot).
+// --quick uses small sizes (CI runs it so the harness cannot rot). --compare-with BENCH adds, in
+// W5 (the curl transport's default rows) and W7, a row for another build's `formdata-bench`
+// (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except the senders of W5, concurrent and W7, which run as `--child send`,
 // `--child concurrent` and `--child w7`.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7 ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7 ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -49,6 +51,9 @@ func main() throws {
         case "--size-mib": sizeMiB = arguments.isEmpty ? nil : Int(arguments.removeFirst())
         case "--out": outPath = arguments.isEmpty ? nil : arguments.removeFirst()
         case "--chart": chartPath = arguments.isEmpty ? nil : arguments.removeFirst()
+        case "--compare-with":
+            guard !arguments.isEmpty else { throw BenchError.usage(usage) }
+            comparedBuild = arguments.removeFirst()
         case "-h", "--help":
             print(usage)
             return

@@ -35,6 +35,8 @@ unsigned int ccurl_version_number(void);
 
 void *ccurl_easy_init(void);
 void ccurl_easy_cleanup(void *easy);
+/// `curl_easy_reset(easy)`: every option back to its default (connections and caches are kept).
+void ccurl_easy_reset(void *easy);
 int ccurl_easy_setopt_long(void *easy, int option, long value);
 int ccurl_easy_setopt_off(void *easy, int option, ccurl_off_t value);
 int ccurl_easy_setopt_pointer(void *easy, int option, const void *value);

@@ -184,12 +184,8 @@ extension FormDataRequest {
         let form = snapshot.form
         if let raw = snapshot.rawBody { return try makeRawBody(raw, form: form, snapshot: snapshot, lengthOnly: lengthOnly) }
         guard !form.isEmpty else { return .none }
-        // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
-        for file in form.files {
-            guard case .file(let path) = file.content, let expected = file.sizeWhenAdded else { continue }
-            let actual = try FileInspection.regularFileSize(at: path)
-            if actual != expected { throw .fileChanged(path: path, expectedSize: expected, actualSize: actual) }
-        }
+        // A file deleted, truncated or grown since it was added fails the build (nothing is
+        // sent): FormEncoder.multipart checks, as every form with files is multipart.
         let debug = !lengthOnly && (snapshot.shouldLogDebugBody || debugFormDataRequests)
         let hasFiles = !form.files.isEmpty
         let encoded: EncodedBody

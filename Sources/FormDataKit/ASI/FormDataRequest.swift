@@ -333,7 +333,8 @@ public final class FormDataRequest: Sendable {
 
     private static func fileField(_ path: String, fileName: String?, contentType: String?, key: String) throws -> FormFileField {
         let size = try FileInspection.regularFileSize(at: path)
-        let name = fileName ?? (path as NSString).lastPathComponent
+        // The path names a regular file (checked above), so it does not end in "/".
+        let name = fileName ?? path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         return FormFileField(
             name: key, fileName: name, contentType: contentType ?? MIMETypes.type(forFileName: path),
             content: .file(path: path), sizeWhenAdded: size)

@@ -66,8 +66,10 @@ package enum FormEncoder {
         _ form: Form, encoding: String.Encoding, boundary: String, regenerateOnCollision: Bool, debug: Bool,
         redacting: Set<String> = []
     ) throws(FormDataError) -> EncodedBody {
+        // A file deleted, truncated or grown since it was added fails the build: nothing is sent.
+        let fileSizes = try checkedFileSizes(form)
         try IANACharset.requireUsable(encoding)
-        let parts = try multipartParts(form, encoding: encoding)
+        let parts = try multipartParts(form, encoding: encoding, fileSizes: fileSizes)
         var (builder, chosen) = try MultipartWriter.write(
             parts, boundary: boundary, fixed: !regenerateOnCollision, style: .asi
         ) { boundary in
@@ -107,15 +109,35 @@ package enum FormEncoder {
         return values + form.files.count * (perPart + 64) + boundary.utf8.count + 8
     }
 
-    /// The parts of `form`: every value field, then every file field (ASI's order). File sizes are
-    /// read now, so the body length is exact; missing files and directories are errors.
-    package static func multipartParts(_ form: Form, encoding: String.Encoding) throws(FormDataError) -> [MultipartPart] {
+    /// The size of each of `form`'s file fields' files, in order (nil for a data field), read now
+    /// so the body length is exact: missing files, directories and files that are not regular
+    /// files are errors, and so is a size other than ``FormFileField/sizeWhenAdded``.
+    static func checkedFileSizes(_ form: Form) throws(FormDataError) -> [UInt64?] {
+        var sizes: [UInt64?] = []
+        sizes.reserveCapacity(form.files.count)
+        for field in form.files {
+            guard case .file(let path) = field.content else {
+                sizes.append(nil)
+                continue
+            }
+            let size = try FileInspection.regularFileSize(at: path)
+            if let expected = field.sizeWhenAdded, size != expected {
+                throw .fileChanged(path: path, expectedSize: expected, actualSize: size)
+            }
+            sizes.append(size)
+        }
+        return sizes
+    }
+
+    /// The parts of `form`: every value field, then every file field (ASI's order), the files'
+    /// sizes from ``checkedFileSizes(_:)``.
+    static func multipartParts(_ form: Form, encoding: String.Encoding, fileSizes: [UInt64?]) throws(FormDataError) -> [MultipartPart] {
         var parts: [MultipartPart] = []
         parts.reserveCapacity(form.values.count + form.files.count)
         for field in form.values {
             parts.append(.value(name: field.name, content: .text(field.value)))
         }
-        for field in form.files {
+        for (field, knownSize) in zip(form.files, fileSizes) {
             _ = try IANACharset.encode(field.name, encoding, field: field.name, role: .name)
             _ = try IANACharset.encode(field.fileName, encoding, field: field.name, role: .fileName)
             try HeaderParameterEscaping.requireSafeHeaderValue(field.contentType, field: field.name)
@@ -125,7 +147,7 @@ package enum FormEncoder {
             case .data(let data):
                 content = .data(data)
             case .file(let path):
-                let size = try FileInspection.regularFileSize(at: path)
+                let size = knownSize ?? 0
                 content = .file(FileRange(path: path, length: size, expectedFileSize: size))
             }
             parts.append(.file(name: field.name, fileName: field.fileName, contentType: field.contentType, content: content))

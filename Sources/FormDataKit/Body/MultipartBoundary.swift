@@ -25,7 +25,7 @@ package enum MultipartBoundary {
     package static func make(_ style: Style) -> String {
         switch style {
         case .asi:
-            return asiPrefix + UUID().uuidString.uppercased()
+            return asiPrefix + randomUUIDString()
         case .afNetworking:
             var generator = SystemRandomNumberGenerator()
             return "Boundary+" + hex8(generator.next()) + hex8(generator.next())
@@ -57,6 +57,28 @@ package enum MultipartBoundary {
     }
 
     private static let allowedPunctuation = Set("'()+_,-./:=? ".utf8)
+
+    /// A random (version 4) UUID in its uppercase 8-4-4-4-12 text form, from the system's
+    /// random generator: Foundation's `UUID()` opens and reads `/dev/urandom` each time on Linux.
+    private static func randomUUIDString() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for half in 0..<2 {
+            let value: UInt64 = generator.next()
+            for index in 0..<8 { bytes[half * 8 + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        let digits = Array("0123456789ABCDEF".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for (index, byte) in bytes.enumerated() {
+            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 
     private static func hex8(_ value: UInt32) -> String {
         let digits = String(value, radix: 16, uppercase: true)

@@ -32,8 +32,8 @@ package final class OpenedFileRange {
         }
         descriptor = fd
         try checkSize()
-        // Reads of a regular file block as usual (the flag only mattered for the open).
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        // The descriptor keeps O_NONBLOCK: it only mattered for the open, and reads of a regular
+        // file (all that gets past checkSize) ignore it on disk file systems (see `read`).
     }
 
     deinit { close(descriptor) }
@@ -45,7 +45,18 @@ package final class OpenedFileRange {
     /// has the size recorded when the body length was computed (and
     /// ``FormDataError/notARegularFile(path:kind:)`` unless it is a regular file).
     package func checkSize() throws(FormDataError) {
-        let size = try FileInspection.regularFileSize(descriptor: descriptor, path: range.path)
+        try requireExpectedSize(try FileInspection.regularFileSize(descriptor: descriptor, path: range.path))
+    }
+
+    /// Throws ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` unless the file, already
+    /// checked to be a regular file of a disk file system, still has its recorded size (after a read).
+    private func checkSizeAgain() throws(FormDataError) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: range.path, errno: errno) }
+        try requireExpectedSize(UInt64(info.st_size))
+    }
+
+    private func requireExpectedSize(_ size: UInt64) throws(FormDataError) {
         if size != range.expectedFileSize {
             throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: size)
         }
@@ -60,15 +71,20 @@ package final class OpenedFileRange {
             let got = pread(descriptor, buffer.baseAddress, want, off_t(range.offset + consumed))
             if got < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    // A file system that honours O_NONBLOCK for regular files (FUSE can): block as usual.
+                    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+                    continue
+                }
                 throw .fileUnreadable(path: range.path, errno: errno)
             }
             if got == 0 {
                 // The file is shorter than it was: report its size now.
-                try checkSize()
+                try checkSizeAgain()
                 throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: range.offset + consumed)
             }
             consumed += UInt64(got)
-            if remaining == 0 { try checkSize() }
+            if remaining == 0 { try checkSizeAgain() }
             return got
         }
     }

@@ -38,6 +38,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private var collector: ResponseBodyCollector?
     private var bodyFile: TemporaryFile?
     private var progressBatch: ProgressBatch?
+    /// The idle clock's pending deadline (cancelled when the send ends).
+    private var timer: SendTimer.Token?
     /// Whether this event's handler claimed the mailbox's drain (under `lock`).
     private var claimedDrain = false
 
@@ -202,7 +204,12 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
             case .armTimer(let deadline):
                 // Weakly: a finished send is not kept until its timer is due (an exchange in
                 // flight is kept alive by its transport, which holds the exchange's observer).
-                SendTimer.schedule(at: deadline) { [weak self] in self?.handle(.clock(now: SendTimer.now)) }
+                let token = SendTimer.schedule(at: deadline) { [weak self] in self?.handle(.clock(now: SendTimer.now)) }
+                let finished = lock.withLock { () -> Bool in
+                    if !machine.isFinished { timer = token }
+                    return machine.isFinished
+                }
+                if finished { SendTimer.cancel(token) }
             default:
                 break
             }
@@ -240,6 +247,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
             }
         }
         collector = nil
+        if let timer { SendTimer.cancel(timer) }
+        timer = nil
         bodyFile?.remove()
         bodyFile = nil
         post(.finished(result, retryCount: machine.retryCount))

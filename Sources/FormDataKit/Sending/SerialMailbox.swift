@@ -97,19 +97,3 @@ final class ProgressBatch: @unchecked Sendable {
         }
     }
 }
-
-/// The one timer queue of the process: every send's idle clock is a deadline on it.
-enum SendTimer {
-    private static let queue = DispatchQueue(label: "FormDataKit.SendTimer")
-
-    /// Monotonic nanoseconds now (the clock deadlines are given in).
-    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-    /// Runs `work` at `deadline` (monotonic nanoseconds) on the timer queue.
-    /// - Parameters:
-    ///   - deadline: when, in ``now``'s clock.
-    ///   - work: what to run; it returns quickly.
-    static func schedule(at deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
-        queue.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline), execute: work)
-    }
-}

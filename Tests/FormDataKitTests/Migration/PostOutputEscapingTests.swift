@@ -50,7 +50,7 @@ struct PostOutputEscapingTests {
         defer { server.stop() }
         let command = [tool.path, "post", server.url(1, "/control-characters").absoluteString, "-F", "a=b", "--transport", "curl"]
             .map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
-        let result = try await CaptureRoundTripTests.run(URL(fileURLWithPath: script), ["-q", "-e", "-c", command, "/dev/null"])
+        let result = try await FormdataTool.run(URL(fileURLWithPath: script), ["-q", "-e", "-c", command, "/dev/null"])
         #expect(result.status == 0, "\(result.output.debugDescription)")
         #expect(Self.controlBytes(in: result.output).isEmpty, "\(result.output.debugDescription)")
         #expect(result.output.contains(#"body \u{1B}[31mred\u{7}\u{1B}]0;pwned\u{7}"#), "\(result.output.debugDescription)")

@@ -39,6 +39,10 @@ final class CurlEventLoop: @unchecked Sendable {
     private var idleSince: ContinuousClock.Instant?
     /// Whether a transfer ran on the current multi handle (which may then keep connections).
     private var multiWasUsed = false
+    /// Easy handles of ended transfers, reset, for the next ones (loop thread only; at most
+    /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
+    private var spareHandles: [UnsafeMutableRawPointer] = []
+    static let maximumSpareHandles = 16
 
     init(maximumConnectionsPerHost: Int, maximumIdleConnections: Int, idleConnectionTimeout: TimeInterval) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
@@ -146,6 +150,8 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.send.complete(.cancelled)
         }
         active = [:]
+        for easy in spareHandles { ccurl_easy_cleanup(easy) }
+        spareHandles = []
         lock.withLock { self.multi = nil }
         _ = ccurl_multi_cleanup(multi)
         finished.signal()
@@ -156,16 +162,18 @@ final class CurlEventLoop: @unchecked Sendable {
         case .start(let send):
             guard !send.isCompleted else { return }  // cancelled before it reached the loop
             do throws(FormDataError) {
-                add(try send.makeTransfer(), to: multi)
+                add(try send.makeTransfer(reusing: spareHandles.popLast()), to: multi)
             } catch {
                 send.complete(error)
             }
         case .cancel(let send):
-            if let transfer = send.current, let easy = transfer.easy, active[easy] != nil {
+            let transfer = send.current
+            if let transfer, let easy = transfer.easy, active[easy] != nil {
                 _ = ccurl_multi_remove_handle(multi, easy)
                 active[easy] = nil
             }
             send.complete(.cancelled)
+            if let transfer { recycle(transfer) }
         case .resume(let key, let readAhead):
             if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
                 transfer.resumeBody(readAhead: readAhead)
@@ -194,6 +202,7 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = ccurl_multi_remove_handle(multi, handle)
             transfer.exchangeEnded()
             transfer.send.transferFinished(transfer, code: code)
+            recycle(transfer)
         }
     }
 
@@ -222,5 +231,12 @@ final class CurlEventLoop: @unchecked Sendable {
             multiWasUsed = false
             return fresh
         }
+    }
+
+    /// Keeps the easy handle of `transfer` (out of the multi handle, its results read) for the
+    /// next transfer, reset, while fewer than ``maximumSpareHandles`` are kept.
+    private func recycle(_ transfer: CurlTransfer) {
+        guard spareHandles.count < Self.maximumSpareHandles, let easy = transfer.detachHandleForReuse() else { return }
+        spareHandles.append(easy)
     }
 }

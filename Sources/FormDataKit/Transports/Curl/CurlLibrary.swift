@@ -28,6 +28,7 @@ enum CurlOption {
     static let writeData = objectPoint + 1
     static let url = objectPoint + 2
     static let readData = objectPoint + 9
+    static let postFields = objectPoint + 15
     static let errorBuffer = objectPoint + 10
     static let writeFunction = functionPoint + 11
     static let readFunction = functionPoint + 12

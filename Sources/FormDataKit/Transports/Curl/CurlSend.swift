@@ -11,9 +11,11 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     // `request` is written once before the event loop sees the exchange.
     /// Kept so the transport (and its event loop) lives while the exchange is in flight.
     let transport: CurlTransport
-    /// The request; its body is replaced once, before the exchange is handed to the event loop,
-    /// when a small body was read ahead whole (``replaceBody(with:)``).
-    private(set) var request: TransportRequest
+    /// The request.
+    let request: TransportRequest
+    /// A small body with file parts, read whole on the reader pool before the exchange is
+    /// handed to the event loop (set once, before that; ``preload(_:)``).
+    private(set) var preloadedBody: CurlBodyBytes?
     private let observer: any TransportObserver
     private let completed = Locked(false)
 
@@ -33,8 +35,8 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// Whether the exchange has ended (a start after that is ignored).
     var isCompleted: Bool { completed.current }
 
-    /// Sends `body` instead (the same bytes, read into memory), before the exchange starts.
-    func replaceBody(with body: TransportRequest.Body) { request.body = body }
+    /// Sends the body from `bytes` (the same bytes, read into memory), before the exchange starts.
+    func preload(_ bytes: CurlBodyBytes) { preloadedBody = bytes }
 
     private var totalLength: Int64 { Int64(clamping: request.body.length) }
 
@@ -51,10 +53,10 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     // MARK: - Called on the event loop's thread
 
-    /// The transfer, set up.
-    func makeTransfer() throws(FormDataError) -> CurlTransfer {
-        let transfer = CurlTransfer(send: self, request: request, authSchemes: authSchemes)
-        try transfer.prepare(configuration: transport.configuration)
+    /// The transfer, set up on `easy` (a reset handle of an earlier transfer) or on a new handle.
+    func makeTransfer(reusing easy: UnsafeMutableRawPointer?) throws(FormDataError) -> CurlTransfer {
+        let transfer = CurlTransfer(send: self, request: request, authSchemes: authSchemes, body: preloadedBody)
+        try transfer.prepare(configuration: transport.configuration, reusing: easy)
         current = transfer
         return transfer
     }

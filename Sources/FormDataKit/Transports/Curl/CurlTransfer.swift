@@ -5,10 +5,14 @@ import Foundation
 /// event loop's thread, where libcurl calls its callbacks; what arrives goes straight to the
 /// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
 ///
-/// The body is read from its ``BodySource`` ahead of libcurl, on the ``BodyReaderPool`` (never
-/// on the event loop's thread: a slow file system must not hold every other send), into a
-/// bounded ``BodyReadAhead``; libcurl's read callback only copies from it, and pauses the
-/// transfer while it is empty.
+/// A body up to ``CurlTransport/smallBodyLimit`` goes to libcurl whole, from memory
+/// (``CurlBodyBytes``, `POSTFIELDS`). A larger one is read from its ``BodySource`` ahead of
+/// libcurl, on the ``BodyReaderPool`` (never on the event loop's thread: a slow file system must
+/// not hold every other send), into a bounded ``BodyReadAhead``; libcurl's read callback only
+/// copies from it, and pauses the transfer while it is empty.
+///
+/// When the transfer ends, its easy handle may be reset and kept by the event loop for the next
+/// transfer (``detachHandleForReuse()``): a handle's setup is a large part of a small send.
 final class CurlTransfer {
     let send: CurlSend
     let request: TransportRequest
@@ -18,6 +22,8 @@ final class CurlTransfer {
 
     // Body
     private let bodySource: BodySource?
+    /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies).
+    private var bodyBytes: CurlBodyBytes?
     private var readAhead: BodyReadAhead?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     private var pausedForBody = false
@@ -35,16 +41,20 @@ final class CurlTransfer {
     /// The `CURLAUTH_*` schemes this transfer may answer with (see ``CurlSend``); 0: no credentials.
     let authSchemes: Int
     /// The jar this transfer's cookies go to and come from (kept alive while the handle is).
-    private var cookieJar: CurlCookieJar?
+    var cookieJar: CurlCookieJar?
     /// The file the jar is written to, if any.
-    private var cookieJarFile: String?
+    var cookieJarFile: String?
+    /// Whether the handle can serve another transfer after a reset: not when it holds an upload
+    /// buffer larger than libcurl's default.
+    private var reusable = false
 
-    init(send: CurlSend, request: TransportRequest, authSchemes: Int) {
+    init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: CurlBodyBytes?) {
         self.send = send
         self.request = request
         self.authSchemes = authSchemes
         errorBuffer.initialize(repeating: 0, count: 256)
         bodySource = request.body.segments
+        bodyBytes = body
     }
 
     deinit {
@@ -60,10 +70,27 @@ final class CurlTransfer {
         return text.isEmpty ? nil : text
     }
 
-    /// Creates and configures the easy handle (the head was checked by the send driver).
+    /// Hands the easy handle over for another transfer, reset to libcurl's defaults (its
+    /// connection stays in the multi handle's cache); nil when it must be cleaned up instead.
+    /// Call it on the event loop's thread once the handle is out of the multi handle and the
+    /// transfer's results have been read.
+    func detachHandleForReuse() -> UnsafeMutableRawPointer? {
+        guard reusable, let easy else { return nil }
+        // A reset keeps the share (and the cookies it brings): leave it first.
+        if cookieJar != nil { _ = ccurl_easy_setopt_pointer(easy, CurlOption.share, nil) }
+        ccurl_easy_reset(easy)
+        self.easy = nil
+        return easy
+    }
+
+    /// Configures `reused` (a reset handle) or a new easy handle (the head was checked by the
+    /// send driver).
     /// - Throws: ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
-    func prepare(configuration: CurlTransport.Configuration) throws(FormDataError) {
-        guard let easy = ccurl_easy_init() else {
+    func prepare(configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?) throws(FormDataError) {
+        if bodyBytes == nil, let source = bodySource, source.isInMemory, source.length <= CurlTransport.smallBodyLimit {
+            bodyBytes = try CurlBodyBytes(reading: source)  // memory only: no file is read here
+        }
+        guard let easy = reused ?? ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
         }
         self.easy = easy
@@ -80,18 +107,21 @@ final class CurlTransfer {
         set(CurlOption.noSignal, 1)
         set(CurlOption.tcpNoDelay, 1)
         check(CurlOption.errorBuffer, ccurl_easy_setopt_pointer(easy, CurlOption.errorBuffer, errorBuffer))
-        // Redirects are followed by the send driver (ASIHTTPRequest's rules), one exchange per hop.
-        set(CurlOption.followLocation, 0)
+        // Redirects are followed by the send driver (ASIHTTPRequest's rules), one exchange per
+        // hop: libcurl's default (`FOLLOWLOCATION` off) is kept.
         if configuration.connectTimeout > 0 {
             set(CurlOption.connectTimeoutMS, Int(min(configuration.connectTimeout * 1000, Double(Int32.max))))
         }
-        var uploadBuffer = 64 << 10  // libcurl's default
+        let defaultUploadBuffer = 64 << 10  // libcurl's
+        var uploadBuffer = defaultUploadBuffer
         if configuration.uploadBufferSize > 0, let length = bodySource?.length {
             // A sixteenth of the body, between libcurl's 64 KiB and the configured size.
             let wanted = Int(clamping: length / 16)
-            uploadBuffer = max(64 << 10, min(configuration.uploadBufferSize, wanted))
-            set(CurlOption.uploadBufferSize, uploadBuffer)
+            uploadBuffer = max(defaultUploadBuffer, min(configuration.uploadBufferSize, wanted))
+            // Setting it, even to the default, makes libcurl allocate the buffer anew.
+            if uploadBuffer != defaultUploadBuffer { set(CurlOption.uploadBufferSize, uploadBuffer) }
         }
+        reusable = uploadBuffer == defaultUploadBuffer
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
                 let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
@@ -129,7 +159,13 @@ final class CurlTransfer {
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
             list = ccurl_slist_append(list, line)
         }
-        if let source = bodySource {
+        if let bytes = bodyBytes {
+            set(CurlOption.post, 1)
+            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(bytes.count)))
+            check(CurlOption.postFields, ccurl_easy_setopt_pointer(easy, CurlOption.postFields, bytes.baseAddress))
+            if method != "POST" { set(CurlOption.customRequest, string: request.method) }
+            if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
+        } else if let source = bodySource {
             set(CurlOption.post, 1)
             check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(source.length)))
             check(CurlOption.readFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.readFunction, curlReadCallback))
@@ -166,70 +202,6 @@ final class CurlTransfer {
                     domain: "libcurl", code: Int(failed.code),
                     message: "option \(failed.option): \(CurlLibrary.describe(failed.code))"))
         }
-    }
-
-    /// Credentials, proxy, bandwidth, TLS and cookies from ``TransportRequest/network``.
-    private func applyNetworkOptions(
-        configuration: CurlTransport.Configuration,
-        set: (Int32, Int) -> Void, setString: (Int32, String) -> Void,
-        setOff: (Int32, Int64) -> Void, setPointer: (Int32, UnsafeRawPointer?) -> Void
-    ) {
-        let network = request.network
-        if let credentials = network.credentials, authSchemes != 0 {
-            setString(CurlOption.username, credentials.qualifiedUser)
-            setString(CurlOption.password, credentials.password)
-            set(CurlOption.httpAuth, authSchemes)
-        }
-        if let proxy = network.proxy {
-            setString(CurlOption.proxy, proxy.url)
-            set(CurlOption.proxyType, proxy.type == .socks5 ? CurlAuth.proxySOCKS5Hostname : CurlAuth.proxyHTTP)
-            if let credentials = proxy.credentials {
-                setString(CurlOption.proxyUsername, credentials.qualifiedUser)
-                setString(CurlOption.proxyPassword, credentials.password)
-                set(CurlOption.proxyAuth, network.presentsCredentialsBeforeChallenge ? CurlAuth.basic : CurlAuth.any)
-            }
-        }
-        // Without a proxy of its own, libcurl reads http_proxy / https_proxy / no_proxy itself.
-        if network.maximumUploadBytesPerSecond > 0 {
-            setOff(CurlOption.maxSendSpeedLarge, Int64(clamping: network.maximumUploadBytesPerSecond))
-        }
-        if !network.trustedCertificates.isEmpty {
-            let bundle = Data(network.trustedCertificates.map(Self.pem(of:)).joined(separator: "\n").utf8)
-            bundle.withUnsafeBytes { raw in
-                if let easy { _ = ccurl_easy_setopt_blob(easy, CurlOption.caInfoBlob, raw.baseAddress, raw.count) }
-            }
-        }
-        if !network.validatesSecureCertificate { set(CurlOption.sslVerifyPeer, 0) }
-        if !network.validatesHostName { set(CurlOption.sslVerifyHost, 0) }
-        if !network.pinnedPublicKeyHashes.isEmpty {
-            setString(CurlOption.pinnedPublicKey, network.pinnedPublicKeyHashes.joined(separator: ";"))
-        }
-        if let certificate = network.clientCertificate {
-            setString(CurlOption.sslCert, certificate.path)
-            setString(CurlOption.sslCertType, certificate.format.rawValue)
-            if let key = certificate.keyPath { setString(CurlOption.sslKey, key) }
-            if let password = certificate.password { setString(CurlOption.keyPassword, password) }
-        }
-        if network.usesCookieJar, let jar = send.transport.cookieJar, let handle = jar.shareHandle {
-            cookieJar = jar
-            setPointer(CurlOption.share, handle)
-            // Turns the cookie engine on for this handle. A jar file is read into the jar once,
-            // and written when a send's responses changed it (``exchangeEnded()``).
-            if let file = configuration.cookieJarFile { jar.loadFileOnce(file) }
-            setString(CurlOption.cookieFile, "")
-            cookieJarFile = configuration.cookieJarFile
-        }
-        if !network.requestCookies.isEmpty {
-            setString(CurlOption.cookie, network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; "))
-        }
-    }
-
-    /// A certificate as PEM text (DER is wrapped; PEM is kept as it is).
-    static func pem(of certificate: Data) -> String {
-        let text = String(decoding: certificate, as: UTF8.self)
-        if text.contains("-----BEGIN") { return text }
-        let base64 = certificate.base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-        return "-----BEGIN CERTIFICATE-----\n\(base64)\n-----END CERTIFICATE-----\n"
     }
 
     // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)

@@ -5,7 +5,9 @@ import Foundation
 /// - The body streams from its parts (``streamsBodySource`` is true): libcurl's read callback
 ///   fills its upload buffer straight from the ``BodySource`` — literal bytes and file ranges —
 ///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
-///   by one upload buffer per send. A file whose size changed fails the send with
+///   by one upload buffer per send. A body up to 128 KiB is handed to libcurl whole, from
+///   memory (its file parts read on the reader pool first, never on the transport's thread).
+///   A file whose size changed fails the send with
 ///   ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (inside
 ///   ``FormDataError/internalErrorWhileBuilding(underlying:)``) and the body is cut short, so
 ///   no wrong body is ever complete.
@@ -177,8 +179,9 @@ public final class CurlTransport: FormDataTransport {
         ]
     }
 
-    /// Bodies with file parts up to this many bytes are read whole on the reader pool before the
-    /// exchange starts (never on the transport's thread), then sent from memory. 128 KiB.
+    /// Bodies up to this many bytes are sent from memory as libcurl's `POSTFIELDS`
+    /// (``CurlBodyBytes``): one with file parts is read whole on the reader pool before the
+    /// exchange starts (never on the transport's thread). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
     /// The error of a send started after ``shutdown()``.
@@ -207,7 +210,7 @@ public final class CurlTransport: FormDataTransport {
             BodyReaderPool.shared.submit {
                 guard !send.isCompleted else { return }
                 do throws(FormDataError) {
-                    send.replaceBody(with: .data(try source.readAll()))
+                    send.preload(try CurlBodyBytes(reading: source))
                 } catch {
                     send.complete(CurlSend.bodyReadError(error, body: request.body))
                     return
