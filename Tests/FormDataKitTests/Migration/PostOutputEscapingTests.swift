@@ -15,9 +15,9 @@ struct PostOutputEscapingTests {
     /// The tool's `--transport` names this build has (asynchttpclient only with the trait).
     static var toolTransports: [String] {
         #if AsyncHTTPClient
-            return ["curl", "urlsession", "asynchttpclient"]
+        return ["curl", "urlsession", "asynchttpclient"]
         #else
-            return ["curl", "urlsession"]
+        return ["curl", "urlsession"]
         #endif
     }
 
