@@ -14,16 +14,18 @@ import Foundation
 // URLSession vs curl -F; see SendWorkload), concurrent (200 uploads of 1 MiB at once through one
 // transport: FormDataKit curl and AsyncHTTPClient vs 200 curl -F processes; see
 // ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
-// 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload).
+// 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload),
+// queue (W8: 200 uploads of 1 MiB through one NetworkQueue, 8 at a time, vs curl --parallel
+// --parallel-max 8; see QueueWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot). --compare-with BENCH adds, in
 // W5 (the curl transport's default rows) and W7, a row for another build's `formdata-bench`
 // (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except the senders of W5, concurrent and W7, which run as `--child send`,
-// `--child concurrent` and `--child w7`.
+// `--child concurrent`, `--child w7` and `--child queue`.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7 ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -33,6 +35,7 @@ func main() throws {
         case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
         case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
         case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
+        case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -60,7 +63,9 @@ func main() throws {
         default: workloads.append(argument)
         }
     }
-    if workloads.isEmpty { workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7"] }
+    if workloads.isEmpty {
+        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue"]
+    }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
     var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
@@ -86,6 +91,8 @@ func main() throws {
         case "w7", "small":
             try SmallFormsWorkload.run(
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
+        case "queue", "w8":
+            try QueueWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }

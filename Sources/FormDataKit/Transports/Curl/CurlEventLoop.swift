@@ -162,7 +162,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case .start(let send):
             guard !send.isCompleted else { return }  // cancelled before it reached the loop
             do throws(FormDataError) {
-                add(try send.makeTransfer(reusing: spareHandles.popLast()), to: multi)
+                add(try send.makeTransfer(reusing: spareHandles.popLast(), transfersInFlight: active.count), to: multi)
             } catch {
                 send.complete(error)
             }

@@ -54,9 +54,9 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     // MARK: - Called on the event loop's thread
 
     /// The transfer, set up on `easy` (a reset handle of an earlier transfer) or on a new handle.
-    func makeTransfer(reusing easy: UnsafeMutableRawPointer?) throws(FormDataError) -> CurlTransfer {
+    func makeTransfer(reusing easy: UnsafeMutableRawPointer?, transfersInFlight: Int) throws(FormDataError) -> CurlTransfer {
         let transfer = CurlTransfer(send: self, request: request, authSchemes: authSchemes, body: preloadedBody)
-        try transfer.prepare(configuration: transport.configuration, reusing: easy)
+        try transfer.prepare(configuration: transport.configuration, reusing: easy, transfersInFlight: transfersInFlight)
         current = transfer
         return transfer
     }

@@ -86,7 +86,9 @@ final class CurlTransfer {
     /// Configures `reused` (a reset handle) or a new easy handle (the head was checked by the
     /// send driver).
     /// - Throws: ``FormDataError/unableToCreateRequest(underlying:)`` when libcurl refuses an option.
-    func prepare(configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?) throws(FormDataError) {
+    func prepare(
+        configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?, transfersInFlight: Int
+    ) throws(FormDataError) {
         if bodyBytes == nil, let source = bodySource, source.isInMemory, source.length <= CurlTransport.smallBodyLimit {
             bodyBytes = try CurlBodyBytes(reading: source)  // memory only: no file is read here
         }
@@ -115,8 +117,11 @@ final class CurlTransfer {
         let defaultUploadBuffer = 64 << 10  // libcurl's
         var uploadBuffer = defaultUploadBuffer
         if configuration.uploadBufferSize > 0, let length = bodySource?.length {
-            // A sixteenth of the body, between libcurl's 64 KiB and the configured size.
-            let wanted = Int(clamping: length / 16)
+            // A quarter of the body, and a fair share of four configured buffers among the
+            // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
+            // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
+            let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
+            let wanted = min(Int(clamping: length / 4), share)
             uploadBuffer = max(defaultUploadBuffer, min(configuration.uploadBufferSize, wanted))
             // Setting it, even to the default, makes libcurl allocate the buffer anew.
             if uploadBuffer != defaultUploadBuffer { set(CurlOption.uploadBufferSize, uploadBuffer) }

@@ -48,11 +48,13 @@ public final class CurlTransport: FormDataTransport {
         /// Connections at most per host (0: no limit; further sends wait for a free one).
         public var maximumConnectionsPerHost: Int
         /// The largest libcurl upload buffer of a send, in bytes: 512 KiB by default (0: libcurl's
-        /// own 64 KiB for every send). A send gets a sixteenth of its body's length, at least
-        /// 64 KiB and at most this, so many small uploads at once stay small in memory. Measured
-        /// (`formdata-bench send concurrent`): a 1 GiB body goes out in under half the time and CPU
-        /// with 512 KiB than with 64 KiB; 200 concurrent 1 MiB uploads with 512 KiB each peaked
-        /// at 140 MiB RSS against 53 MiB with 64 KiB.
+        /// own 64 KiB for every send). A send gets a quarter of its body's length, and at most
+        /// a fair share of four such buffers among the sends in flight, at least 64 KiB and at
+        /// most this: a few uploads get large buffers, many at once stay small in memory.
+        /// Measured (`formdata-bench send concurrent queue`): a 1 GiB body goes out in under half
+        /// the time and CPU with 512 KiB than with 64 KiB; 200 concurrent 1 MiB uploads with
+        /// 512 KiB each peaked at 140 MiB RSS against 53 MiB with 64 KiB; 200 × 1 MiB, 8 at a
+        /// time, took 0.30 s with 256 KiB each against 0.42 s with 64 KiB.
         public var uploadBufferSize: Int
         /// Which server certificates are trusted: nil (the default) is the system's trust store
         /// with full verification; with certificates, they are the only trust anchors (a pinned
@@ -82,7 +84,7 @@ public final class CurlTransport: FormDataTransport {
         ///   - maximumRedirects: how many redirects before ``FormDataError/tooMuchRedirection(underlying:)`` (5).
         ///   - sendsExpectContinue: whether bodies wait for `100 Continue` (false, as ASIHTTPRequest).
         ///   - maximumConnectionsPerHost: the most connections to one host at once; 0: no limit.
-        ///   - uploadBufferSize: the largest upload buffer of a send (512 KiB; a send gets a sixteenth of
+        ///   - uploadBufferSize: the largest upload buffer of a send (512 KiB; a send gets a quarter of
         ///     its body, between 64 KiB and this).
         ///   - trust: the trust anchors every send of this transport uses, nil for the system's.
         ///   - cookieJarFile: a file the transport's cookie jar is read from and written to, nil for none.
