@@ -178,7 +178,7 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     }
 
     /// Stops the transfer; ``resume()`` sends the request again (AF 2's pause). Posts
-    /// ``Foundation/Notification/Name/AFNetworkingOperationDidFinish``.
+    /// `Notification.Name.AFNetworkingOperationDidFinish`.
     public func pause() {
         let driver = state.withLock { state -> (any TransportTask)? in
             guard state.phase == .executing else { return nil }

@@ -28,8 +28,9 @@ extension FormReceiver {
         /// server goes on accepting). Default 512.
         public var maxConnections: Int
         /// Seconds a client has to send a whole request head, from the moment it connects or
-        /// the previous answer went out; past it the client gets 408 and is disconnected (an idle
-        /// keep-alive connection is closed too). Default 30.
+        /// the previous answer went out; past it a client that has sent part of a head gets 408
+        /// and is disconnected, and a connection that has sent nothing (an idle keep-alive
+        /// connection) is closed without an answer. Default 30.
         public var headDeadline: Double
         /// Seconds a client may stay silent while it sends a body; past it the client gets 408
         /// and is disconnected. Default 30.

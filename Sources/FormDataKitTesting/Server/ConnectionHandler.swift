@@ -11,7 +11,8 @@ import NIOHTTP1
 /// the previous answer went out, the whole request head must arrive within `headDeadline`;
 /// while the body arrives, the client may be silent for at most `bodyIdleDeadline` (not counted
 /// while the server itself is not reading). Past either, the client gets 408 and the connection
-/// is closed.
+/// is closed; a connection that sent nothing since it opened or since its last answer is closed
+/// without one.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -42,6 +43,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var minorVersion = 1
     /// Counts requests, so that an answer from a handler thread matches the request it is for.
     private var requestNumber = 0
+    /// ``SocketWriter/bytesReceived`` when the head deadline was armed.
+    private var bytesReceivedWhenIdle: Int64 = 0
 
     init(
         configuration: LoopbackHTTPServer.Configuration, socketWriter: SocketWriter, handler: @escaping LoopbackHTTPServer.Handler,
@@ -254,6 +257,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         timer?.cancel()
         guard let context else { return }
         let seconds = deadline == .head ? configuration.headDeadline : configuration.bodyIdleDeadline
+        if deadline == .head { bytesReceivedWhenIdle = socketWriter.bytesReceived }
         let number = requestNumber
         let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) {
@@ -264,6 +268,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private func deadlinePassed(_ deadline: Deadline, request number: Int) {
         guard let context, number == requestNumber else { return }
         switch (deadline, phase) {
+        case (.head, .idle) where socketWriter.bytesReceived == bytesReceivedWhenIdle:
+            // An idle keep-alive connection (or one never used): closed without an answer, as
+            // servers close idle connections. A 408 could be read as the answer to a request the
+            // client sends at this very moment; a close makes it retry on a new connection.
+            log("closed a connection idle for \(configuration.headDeadline) s")
+            phase = .closing
+            context.close(promise: nil)
+            return
         case (.head, .idle):
             log("dropped a client: no complete request head within \(configuration.headDeadline) s (408)")
             // No request is in flight for NIO's HTTP handlers, so the answer goes under them.
@@ -283,12 +295,22 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
 /// First in a connection's pipeline, under NIO's HTTP handlers: writes bytes straight to the
 /// socket, for the one answer that is not a response to a request NIO's handlers know of (408 to
-/// a client that never finished a request head).
-final class SocketWriter: ChannelOutboundHandler, RemovableChannelHandler {
+/// a client that never finished a request head), and counts the bytes the client sent (a
+/// connection that sent nothing since its last answer is idle, not slow).
+final class SocketWriter: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
     private var context: ChannelHandlerContext?
+    /// Every byte the client has sent on this connection.
+    private(set) var bytesReceived: Int64 = 0
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        bytesReceived += Int64(unwrapInboundIn(data).readableBytes)
+        context.fireChannelRead(data)
+    }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
     func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }

@@ -53,9 +53,29 @@ struct ReceiverDeadlineAndRecordingTests {
         }
     }
 
+    @Test("an idle keep-alive connection is closed at the head deadline without an answer (a 408 would answer the client's next request)")
+    func idleKeepAliveIsClosedSilently() async throws {
+        try await ReceiverHardeningTests.withReceiver(limits: Self.quick) { receiver in
+            let port = receiver.port
+            let (first, after) = try await ReceiverHardeningTests.onOwnThread {
+                () throws -> (RawSocketClient.Reading, RawSocketClient.Reading) in
+                let client = try RawSocketClient(port: port)
+                client.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+                let first = client.readHead(timeout: 10)
+                return (first, client.readUntilClosed(timeout: 10))
+            }
+            #expect(first.statuses == [200])
+            #expect(after.closed)
+            #expect(after.statuses.isEmpty, "\(after.text.debugDescription)")
+        }
+    }
+
     @Test("connections over the limit are answered 503; the server goes on accepting")
     func connectionLimit() async throws {
-        try await ReceiverHardeningTests.withReceiver(limits: FormReceiver.Limits(maxConnections: 2)) { receiver in
+        // The head deadline is not under test: an hour, so that the held connections stay open
+        // however long this test waits for a thread.
+        let limits = FormReceiver.Limits(maxConnections: 2, headDeadline: 3600)
+        try await ReceiverHardeningTests.withReceiver(limits: limits) { receiver in
             let port = receiver.port
             let (held, refused) = try await ReceiverHardeningTests.onOwnThread {
                 () throws -> ([RawSocketClient], RawSocketClient.Reading) in

@@ -30,7 +30,7 @@ struct HeadOfLineTests {
 
             let stalled = try TransportMatrixTests.formRequest(server.url(1, "/stall"), file: big.path, transport: transport)
             stalled.startAsynchronous()
-            let cancelled = try TransportMatrixTests.formRequest(server.url(1, "/upload?slow=1"), file: big.path, transport: transport)
+            let cancelled = try TransportMatrixTests.formRequest(server.url(1, "/stall"), file: big.path, transport: transport)
             let canceller = RecordingDelegate(onSend: { $0.cancel() })  // the delegate is held weakly
             cancelled.delegate = canceller
             await Support.blocking { cancelled.startSynchronous() }

@@ -5,7 +5,7 @@ Listens on two loopback addresses, 127.0.0.1 and 127.0.0.2 (each a free port), p
 "PORT <port on .1> <port on .2>" on stdout, and serves until stdin closes.
 
 Routes (any method):
-  /upload[?slow=1]          read the whole body (slow=1: 64 KiB per millisecond); answer JSON
+  /upload                   read the whole body; answer JSON
                             {method, host, content_length, received, sha256, authorization,
                              cookie, expect, transfer_encoding, content_type}
   /redirect/<code>?to=URL   read the whole body, answer <code> with Location: URL
@@ -48,18 +48,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def read_body(self, slow=False):
+    def read_body(self):
         length = int(self.headers.get("Content-Length") or 0)
         digest = hashlib.sha256()
         received = 0
         while received < length:
-            chunk = self.rfile.read(min(1 << 16 if slow else 1 << 20, length - received))
+            chunk = self.rfile.read(min(1 << 20, length - received))
             if not chunk:
                 break
             digest.update(chunk)
             received += len(chunk)
-            if slow:
-                time.sleep(0.001)
         return length, received, digest.hexdigest()
 
     def record(self, received):
@@ -77,7 +75,7 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps(LOG).encode()
             self.answer(200, body, [("Content-Type", "application/json")])
         elif route == "upload":
-            length, received, sha = self.read_body(slow=query.get("slow") == ["1"])
+            length, received, sha = self.read_body()
             self.record(received)
             result = {
                 "method": self.command, "host": self.headers.get("Host"), "content_length": length,
