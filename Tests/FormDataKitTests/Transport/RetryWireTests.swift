@@ -33,7 +33,9 @@ struct RetryLog: Decodable {
 
 /// Retries on the wire, for every transport this build has: an upload the server processed is
 /// never processed twice; `Retry-After` is waited for.
-@Suite("Retries that never post twice, on the wire")
+/// Serialized: a URLSession exchange cancelled after its idle timeout (the stalled uploads here)
+/// held FoundationNetworking ~230 ms and pushed a concurrent Retry-After measurement past 10 %.
+@Suite("Retries that never post twice, on the wire", .serialized)
 struct RetryWireTests {
     /// A small form POST to `path` on `server` through `kind`.
     static func form(_ server: RetryServer, _ path: String, _ kind: TransportKind) -> FormDataRequest {
