@@ -27,11 +27,17 @@ struct AFIdempotencyKeyTests {
         #expect(kept.value(forHTTPHeaderField: "Idempotency-Key") == "\"mine\"")
     }
 
-    @Test("the manager's retry policy: nil by default, kept when set")
+    @Test("the managers' retry policy: nil by default, kept when set, given to each operation")
     func managerPolicy() {
         let manager = AFHTTPSessionManager(baseURL: nil)
         #expect(manager.retryPolicy == nil)
         manager.retryPolicy = RetryPolicy(maximumRetries: 2, honoursRetryAfter: true)
         #expect(manager.retryPolicy?.maximumRetries == 2)
+        let operations = AFHTTPRequestOperationManager(baseURL: nil)
+        #expect(operations.retryPolicy == nil)
+        operations.retryPolicy = RetryPolicy(maximumRetries: 4)
+        let operation = operations.httpRequestOperation(
+            with: URLRequest(url: URL(string: "http://example.com/r")!), success: nil, failure: nil)
+        #expect(operation.retryPolicy == RetryPolicy(maximumRetries: 4))
     }
 }
