@@ -84,6 +84,25 @@ struct RetryWireTests {
         #expect(log.processed == 1)
     }
 
+    @Test("curl: a POST on a connection kept from an earlier request is not sent again by libcurl when the connection dies")
+    func curlReusedConnectionNotRepeated() async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        // A transport of its own, so the connection kept is this test's: a GET leaves it open.
+        let transport = CurlTransport()
+        let warm = FormDataRequest(url: server.url("/log/warm"))
+        warm.transport = transport
+        warm.requestMethod = "GET"
+        _ = try await warm.start()
+        let request = Self.form(server, "/drop/1/reused", .curl)
+        request.transport = transport
+        await #expect(throws: FormDataError.self) { try await request.start() }
+        let log = try server.log("reused")
+        // libcurl 7.88 re-sent it on a fresh connection ("Connection died, retrying a fresh connect").
+        #expect(log.arrivals.count == 1)
+        #expect(log.processed == 1)
+    }
+
     @Test(
         "a timed-out POST the server processed: the policy does not repeat it (ASI's count alone would), a key makes the retry safe",
         arguments: TransportKind.allCases)
