@@ -29,6 +29,7 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         var requestSerializer = AFHTTPRequestSerializer.serializer() as AFHTTPRequestSerializer
         var responseSerializer = AFJSONResponseSerializer.serializer() as AFHTTPResponseSerializer
         var securityPolicy = AFSecurityPolicy.default()
+        var retryPolicy: RetryPolicy?
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
     }
@@ -102,6 +103,7 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         let operation = AFHTTPRequestOperation(request: request, transport: transport)
         operation.responseSerializer = current.responseSerializer
         operation.securityPolicy = current.securityPolicy
+        operation.retryPolicy = current.retryPolicy
         operation.credential = current.credential
         operation.completionQueue = current.completionQueue
         var onFailure: AFHTTPRequestOperation.Failure?

@@ -64,6 +64,16 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
         set { settings.withLock { $0.shouldCompressRequestBody = newValue } }
     }
 
+    /// Whether every request this serializer makes gets an `Idempotency-Key` of its own (a quoted
+    /// random UUID, ``IdempotencyKey/make()``) unless it has one; false by default (FormDataKit's
+    /// addition). The key is in the returned `URLRequest`, so every send of it — a retry under the
+    /// manager's ``AFHTTPSessionManager/retryPolicy``, a redirect or challenge answered by sending
+    /// again — carries the same key, and a POST with a key may be retried after its body went out.
+    public var shouldSendIdempotencyKey: Bool {
+        get { settings.withLock { $0.shouldSendIdempotencyKey } }
+        set { settings.withLock { $0.shouldSendIdempotencyKey = newValue } }
+    }
+
     /// When set, every request made by ``request(withMethod:urlString:parameters:)`` gets this
     /// `allowsCellularAccess`; nil (the default) leaves the request's own default.
     public var allowsCellularAccess: Bool? {

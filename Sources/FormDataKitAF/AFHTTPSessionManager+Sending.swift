@@ -66,7 +66,7 @@ extension AFHTTPSessionManager {
         }
         let bodyLength = request.body.length
         // The driver owns the spooled (or compressed) body file and removes it when the send ends.
-        let driver = SendDriver(request: request, transport: transport, bodyFile: prepared.spooledBody) { event in
+        let driver = SendDriver(request: request, transport: transport, bodyFile: prepared.spooledBody, retryPolicy: retryPolicy) { event in
             observer.handle(event, bodyLength: bodyLength)
         }
         task.attach(driver)

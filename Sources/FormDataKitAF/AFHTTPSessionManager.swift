@@ -39,6 +39,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var responseSerializer: AFHTTPResponseSerializer
         var completionQueue: DispatchQueue?
         var securityPolicy = AFSecurityPolicy.default()
+        var retryPolicy: RetryPolicy?
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.

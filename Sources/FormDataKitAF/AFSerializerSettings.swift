@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -20,6 +21,8 @@ struct AFSerializerSettings {
     var multipartBoundary: String?
     /// ``AFHTTPRequestSerializer/shouldCompressRequestBody``.
     var shouldCompressRequestBody = false
+    /// ``AFHTTPRequestSerializer/shouldSendIdempotencyKey``.
+    var shouldSendIdempotencyKey = false
     /// ``AFJSONRequestSerializer/writingOptions``.
     var jsonWritingOptions: JSONSerialization.WritingOptions = []
     /// ``AFPropertyListRequestSerializer/format``.
@@ -43,6 +46,9 @@ struct AFSerializerSettings {
         var result = request
         for field in headers.keys.sorted() where request.value(forHTTPHeaderField: field) == nil {
             result.setValue(headers[field], forHTTPHeaderField: field)
+        }
+        if shouldSendIdempotencyKey, result.value(forHTTPHeaderField: IdempotencyKey.headerName) == nil {
+            result.setValue(IdempotencyKey.make(), forHTTPHeaderField: IdempotencyKey.headerName)
         }
         return result
     }

@@ -35,6 +35,7 @@ extension AFURLConnectionOperation {
         let bodyLength = Int64(clamping: transportRequest.body.length)
         let driver = SendDriver(
             request: transportRequest, transport: transport, bodyFile: prepared.spooledBody,
+            retryPolicy: state.withLock { $0.retryPolicy },
             onResponseBody: { [self] chunk in events.post { self.received(chunk, attempt: attempt) } },
             keepsResponseBody: state.withLock { $0.outputStream == nil }
         ) { [self] event in events.post { self.handle(event, attempt: attempt, bodyLength: bodyLength) } }

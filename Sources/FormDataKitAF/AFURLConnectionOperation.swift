@@ -51,6 +51,7 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
         var downloadProgress: DownloadProgressBlock?
         var outputStream: OutputStream?
         var securityPolicy = AFSecurityPolicy.default()
+        var retryPolicy: RetryPolicy?
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
         var totalWritten: Int64 = 0

@@ -115,6 +115,11 @@ extension FormDataRequest {
         }
         let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
         let totalTimeout = sending.withLock { $0.settings.totalTimeOutSeconds }
+        let idempotency: String?
+        switch idempotencyHeaderValue() {
+        case .failure(let error): return .failure(error)
+        case .success(let value): idempotency = value
+        }
         let network = networkOptions()
         let chosenTransport = transport
         // The body in the form the transport takes (read or spooled outside the lock).
@@ -152,6 +157,7 @@ extension FormDataRequest {
             if !has("Accept-Encoding") {
                 headers.append((name: "Accept-Encoding", value: allowCompressed ? "gzip" : "identity"))
             }
+            if let idempotency, !has(IdempotencyKey.headerName) { headers.append((name: IdempotencyKey.headerName, value: idempotency)) }
             if !has("User-Agent") {
                 headers.append((name: "User-Agent", value: userAgent ?? Self.defaultUserAgentString))
             }

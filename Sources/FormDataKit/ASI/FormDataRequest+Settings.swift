@@ -28,13 +28,16 @@ extension FormDataRequest {
     }
 
     /// How many times a timed-out request is sent again (the same body; a spooled body file is
-    /// kept until the last try); 0 by default.
+    /// kept until the last try); 0 by default. ASIHTTPRequest's meaning: any timeout, at once —
+    /// also a POST whose body the server already processed. Not used when ``retryPolicy`` is set
+    /// (see "Retries that never post twice" in the README).
     public var numberOfTimesToRetryOnTimeout: Int {
         get { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout } }
         set { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout = max(0, newValue) } }
     }
 
-    /// How many times the last send was retried after a timeout.
+    /// How many times the last send was retried after a timeout (with a ``retryPolicy``: for any
+    /// reason it allowed).
     public var retryCount: Int { sending.withLock { $0.results.retryCount } }
 
     /// The user name for HTTP Basic authentication. When set (with ``password``) and no

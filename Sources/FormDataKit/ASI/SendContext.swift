@@ -112,7 +112,7 @@ final class SendContext: @unchecked Sendable {
         if receiving != nil { onResponseBody = { [self] chunk in received(chunk) } }
         let driver = SendDriver(
             request: transportRequest, transport: request.transport, bodyFile: bodyFile,
-            retriesOnTimeout: settings.numberOfTimesToRetryOnTimeout, onResponseBody: onResponseBody,
+            retriesOnTimeout: settings.numberOfTimesToRetryOnTimeout, retryPolicy: settings.retryPolicy, onResponseBody: onResponseBody,
             keepsResponseBody: receiving?.keepsBody ?? true
         ) { [self] event in handle(event, bodyFile: bodyFile) }
         receiving?.cancelSend = { [weak driver] in driver?.cancel() }

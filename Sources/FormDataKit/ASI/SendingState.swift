@@ -24,6 +24,9 @@ struct SendSettings {
     var timeOutSeconds: TimeInterval = FormDataRequest.defaultTimeOutSeconds
     var totalTimeOutSeconds: TimeInterval = 0
     var numberOfTimesToRetryOnTimeout = 0
+    var retryPolicy: RetryPolicy?
+    var shouldSendIdempotencyKey = false
+    var idempotencyKey: String?
     var username: String?
     var password: String?
     /// Everything of ``NetworkOptions`` but the credentials (kept in `username`/`password`/`domain`)

@@ -48,7 +48,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///   - request: the request, its body in a form `transport` takes.
     ///   - transport: what carries out each exchange.
     ///   - bodyFile: the temporary file the body is read from, owned by the send: removed when it ends.
-    ///   - retriesOnTimeout: how many times a timed-out send starts again.
+    ///   - retriesOnTimeout: how many times a timed-out send starts again (without `retryPolicy`).
+    ///   - retryPolicy: the rules every retry follows; nil: `retriesOnTimeout`, ASIHTTPRequest's.
     ///   - onResponseBody: given the decoded response body as it arrives, in order with `onEvent`'s
     ///     events (a response's bytes after its ``Event/responseHead(_:)``).
     ///   - keepsResponseBody: whether the finished response carries the body (false: it was
@@ -56,6 +57,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///   - onEvent: the façade's events, in order, one at a time.
     package init(
         request: TransportRequest, transport: any FormDataTransport, bodyFile: TemporaryFile? = nil, retriesOnTimeout: Int = 0,
+        retryPolicy: RetryPolicy? = nil,
         onResponseBody: (@Sendable (Data) -> Void)? = nil, keepsResponseBody: Bool = true,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
@@ -72,7 +74,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 answersChallenges: capabilities.contains(.challengeAuthentication),
                 transportDecodesContentEncoding: capabilities.contains(.decodesContentEncoding),
                 idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval),
-                totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval)))
+                totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval),
+                retryPolicy: retryPolicy, randomSeed: .random(in: .min ... .max)))
     }
 
     /// Starts the send. What reaches the wire is checked once, here, whichever façade built the

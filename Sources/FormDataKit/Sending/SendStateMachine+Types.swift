@@ -4,8 +4,13 @@ extension SendStateMachine {
     /// What a send may do beyond one exchange, fixed when it starts.
     package struct Configuration: Sendable, Equatable {
         /// How many times a send that timed out is started again (ASIHTTPRequest's
-        /// `numberOfTimesToRetryOnTimeout`).
+        /// `numberOfTimesToRetryOnTimeout`); not used when ``retryPolicy`` is set.
         package var retriesOnTimeout: Int
+        /// The rules every retry follows; nil: ASIHTTPRequest's, ``retriesOnTimeout`` immediate
+        /// retries of any timeout.
+        package var retryPolicy: RetryPolicy?
+        /// The seed of the retry backoff's jitter.
+        package var randomSeed: UInt64
         /// The rules redirects are followed by; nil: a redirect is the response.
         package var redirectPolicy: RedirectPolicy?
         /// Whether the transport answers authentication challenges with the request's credentials
@@ -23,8 +28,11 @@ extension SendStateMachine {
         /// A configuration; every argument is described on its property.
         package init(
             retriesOnTimeout: Int = 0, redirectPolicy: RedirectPolicy? = RedirectPolicy(), answersChallenges: Bool = false,
-            transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0, totalTimeoutNanoseconds: UInt64 = 0
+            transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0, totalTimeoutNanoseconds: UInt64 = 0,
+            retryPolicy: RetryPolicy? = nil, randomSeed: UInt64 = 0
         ) {
+            self.retryPolicy = retryPolicy
+            self.randomSeed = randomSeed
             self.totalTimeoutNanoseconds = totalTimeoutNanoseconds
             self.retriesOnTimeout = max(0, retriesOnTimeout)
             self.redirectPolicy = redirectPolicy

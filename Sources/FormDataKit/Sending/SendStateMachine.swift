@@ -12,6 +12,8 @@ package struct SendStateMachine: Sendable {
         case idle(cancelled: Bool)
         /// Exchange `exchange` is in flight.
         case exchanging(Exchange)
+        /// Waiting until `until` (monotonic nanoseconds) to send again.
+        case waiting(until: UInt64)
         /// Finished: every later event is ignored.
         case finished
     }
@@ -24,6 +26,8 @@ package struct SendStateMachine: Sendable {
         case follow(TransportRequest)
         /// A challenge to answer with these schemes once the exchange ends (its body is dropped).
         case answerChallenge([String])
+        /// A `429`/`503` whose `Retry-After` is honoured: send again that many nanoseconds after its end.
+        case retryAfter(UInt64)
     }
 
     private struct Exchange: Sendable {
@@ -43,7 +47,7 @@ package struct SendStateMachine: Sendable {
 
     // Across exchanges.
     private var redirects = 0
-    private var retries = 0
+    private var retrying: RetryBudget
     private var authRetries = 0
     private var lastChallenge: String?
     /// Response bytes received over the whole send, redirect bodies included.
@@ -59,17 +63,18 @@ package struct SendStateMachine: Sendable {
     private var timerDeadline: UInt64?
     private var totalDeadline: UInt64?
 
-    /// A machine for sending `request` under `configuration`.
-    package init(request: TransportRequest, configuration: Configuration) {
-        self.original = request
-        self.configuration = configuration
+    /// A machine for sending `request` under `configuration` (`wallClock`: for a `Retry-After` date only).
+    package init(request: TransportRequest, configuration: Configuration, wallClock: @escaping @Sendable () -> Date = { Date() }) {
+        (self.original, self.configuration) = (request, configuration)
+        self.retrying = RetryBudget(configuration, wallClock: wallClock)
     }
 
     /// The number of body bytes the send has to deliver.
     package var bodyLength: Int64 { Int64(clamping: original.body.length) }
 
-    /// How many times the send was started again after a timeout.
-    package var retryCount: Int { retries }
+    /// How many times the send was started again (after a timeout; with a ``RetryPolicy``, for
+    /// any reason it allows).
+    package var retryCount: Int { retrying.retries }
 
     /// Whether the send has finished.
     package var isFinished: Bool {
@@ -131,7 +136,7 @@ package struct SendStateMachine: Sendable {
         case .exchangeEnded(let id, let error, let now):
             guard var exchange = current(id) else { return [] }
             touch(now)
-            if let error { return failed(error, now: now) }
+            if let error { return retryOrFail(error, now: now) }
             let actions = settle(&exchange)
             if isFinished { return actions }
             return actions + ended(exchange, now: now)
@@ -182,6 +187,9 @@ package struct SendStateMachine: Sendable {
         case .exchanging(let exchange):
             state = .finished
             return [.cancelExchange(id: exchange.id), .finish(.failure(.cancelled))]
+        case .waiting:
+            state = .finished
+            return [.finish(.failure(.cancelled))]
         case .finished:
             return []
         }
@@ -189,16 +197,13 @@ package struct SendStateMachine: Sendable {
 
     private mutating func clock(now: UInt64) -> [Action] {
         timerDeadline = nil
-        guard case .exchanging(let exchange) = state else { return [] }
-        if let total = totalDeadline, now >= total {
-            // The whole send's time is up: no retry.
-            state = .finished
-            let seconds = Double(configuration.totalTimeoutNanoseconds) / 1e9
-            let error = FormDataError.timedOut(
-                underlying: UnderlyingError(
-                    domain: "FormDataKit", code: 1, message: "The send took longer than its total timeout of \(seconds) s"))
-            return [.cancelExchange(id: exchange.id), .finish(.failure(error))]
+        if case .waiting(let until) = state {
+            if let total = totalDeadline, now >= total { return totalTimeUp(cancelling: []) }
+            if now >= until { return begin(original, now: now) }
+            return armWake(until)
         }
+        guard case .exchanging(let exchange) = state else { return [] }
+        if let total = totalDeadline, now >= total { return totalTimeUp(cancelling: [.cancelExchange(id: exchange.id)]) }
         let limit = configuration.idleTimeoutNanoseconds
         let idle = now > lastActivity ? now - lastActivity : 0
         guard limit > 0, idle >= limit else {
@@ -209,24 +214,43 @@ package struct SendStateMachine: Sendable {
         let seconds = Double(limit) / 1e9
         let error = FormDataError.timedOut(
             underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "No bytes sent or received for \(seconds) s"))
-        return [.cancelExchange(id: exchange.id)] + timedOut(error, now: now)
+        return [.cancelExchange(id: exchange.id)] + retryOrFail(error, now: now)
     }
 
-    /// A timeout: start again from the original request while retries are left, else fail.
-    private mutating func timedOut(_ error: FormDataError, now: UInt64) -> [Action] {
-        guard retries < configuration.retriesOnTimeout else {
+    private mutating func totalTimeUp(cancelling: [Action]) -> [Action] {
+        state = .finished
+        return cancelling + [.finish(.failure(configuration.totalTimeoutError))]
+    }
+
+    /// The attempt failed with `error`: sent again when the retry rules allow, else the send fails.
+    private mutating func retryOrFail(_ error: FormDataError, now: UInt64) -> [Action] {
+        // A redirect followed or a challenge answered is a response begun.
+        let answered = headSeenThisExchange || redirects > 0 || authRetries > 0
+        guard let wait = retrying.wait(after: error, responseBegun: answered, request: original) else {
             state = .finished
             return [.finish(.failure(error))]
         }
-        retries += 1
-        redirects = 0
-        authRetries = 0
+        return retry(afterNanoseconds: wait, now: now)
+    }
+
+    /// Arms the clock for the end of a wait (or the total deadline, if it comes first).
+    private mutating func armWake(_ until: UInt64) -> [Action] {
+        timerDeadline = totalDeadline.map { min($0, until) } ?? until
+        return [.armTimer(deadline: timerDeadline ?? until)]
+    }
+
+    /// Starts the send again from the original request, at once or after `wait` nanoseconds.
+    private mutating func retry(afterNanoseconds wait: UInt64, now: UInt64) -> [Action] {
+        let count = retrying.count()
+        (redirects, authRetries) = (0, 0)
         var actions: [Action] = []
         if reportedSent > 0 { actions.append(.reportProgress(delta: -reportedSent)) }
         latestSent = 0
         reportedSent = 0
-        actions.append(.reportRetry(retryCount: retries))
-        return actions + begin(original, now: now)
+        actions.append(.reportRetry(retryCount: count))
+        guard wait > 0 else { return actions + begin(original, now: now) }
+        state = .waiting(until: now + wait)
+        return actions + armWake(now + wait)
     }
 
     // MARK: - Exchanges
@@ -272,6 +296,11 @@ package struct SendStateMachine: Sendable {
         }
         if let schemes = challengeToAnswer(exchange, head: head) {
             exchange.settled = .answerChallenge(schemes)
+            state = .exchanging(exchange)
+            return []
+        }
+        if let wait = retrying.wait(afterResponse: head) {
+            exchange.settled = .retryAfter(wait)
             state = .exchanging(exchange)
             return []
         }
@@ -326,6 +355,8 @@ package struct SendStateMachine: Sendable {
             var next = exchange.request
             next.network.challengeSchemes = schemes
             return begin(next, now: now)
+        case .retryAfter(let wait)?:
+            return retry(afterNanoseconds: wait, now: now)
         case .answer?, nil:
             state = .finished
             guard let head = exchange.head else {
@@ -347,13 +378,6 @@ package struct SendStateMachine: Sendable {
             let authentication = authenticationOutcome(of: exchange.request)
             return actions + [.finish(.response(head, url: exchange.request.url, authentication: authentication))]
         }
-    }
-
-    /// The current exchange failed with `error`.
-    private mutating func failed(_ error: FormDataError, now: UInt64) -> [Action] {
-        if case .timedOut = error { return timedOut(error, now: now) }
-        state = .finished
-        return [.finish(.failure(error))]
     }
 
     /// How the send authenticated: the scheme answered last, the realm of the last challenge,

@@ -42,6 +42,7 @@ enum CurlOption {
     static let xferInfoData = objectPoint + 57
     static let headerFunction = functionPoint + 79
     static let httpGet = long + 80
+    static let freshConnect = long + 74
     static let noSignal = long + 99
     static let acceptEncoding = objectPoint + 102
     static let postFieldSizeLarge = offT + 120

@@ -156,6 +156,10 @@ final class CurlTransfer {
         check(CurlOption.xferInfoData, ccurl_easy_setopt_pointer(easy, CurlOption.xferInfoData, context))
 
         let method = request.method.uppercased()
+        // libcurl sends a request again by itself when a reused connection dies before any
+        // answer — after the server may have processed it. Not for a request unsafe to repeat.
+        let keyed = request.header(IdempotencyKey.headerName) != nil
+        if !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed) { set(CurlOption.freshConnect, 1) }
         var hasContentType = false
         var list: UnsafeMutableRawPointer?
         for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {

@@ -1,0 +1,154 @@
+import Foundation
+import FormDataKit
+import FormDataKitTestSupport
+import Testing
+
+/// Support/RetryServerScript.swift's server: processes each `Idempotency-Key` once, drops or
+/// stalls answers, asks to retry later.
+struct RetryServer {
+    let server: PortAnnouncingProcess
+
+    init() async throws { server = try await RetryServerScript.start() }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(server.ports[0])\(path)")! }
+
+    /// What the server saw for test `name`.
+    func log(_ name: String) throws -> RetryLog {
+        try JSONDecoder().decode(RetryLog.self, from: Data(contentsOf: url("/log/\(name)")))
+    }
+
+    func stop() { server.stop() }
+}
+
+/// retry_server.py's `/log/<name>`.
+struct RetryLog: Decodable {
+    struct Arrival: Decodable {
+        var key: String?
+        var at: Double
+    }
+    var arrivals: [Arrival]
+    var processed: Int
+    var answered_at: [Double]
+}
+
+/// Retries on the wire, for every transport this build has: an upload the server processed is
+/// never processed twice; `Retry-After` is waited for.
+/// Serialized: a URLSession exchange cancelled after its idle timeout (the stalled uploads here)
+/// held FoundationNetworking ~230 ms and pushed a concurrent Retry-After measurement past 10 %.
+@Suite("Retries that never post twice, on the wire", .serialized)
+struct RetryWireTests {
+    /// A small form POST to `path` on `server` through `kind`.
+    static func form(_ server: RetryServer, _ path: String, _ kind: TransportKind) -> FormDataRequest {
+        let request = FormDataRequest(url: server.url(path))
+        request.transport = kind.transport
+        request.timeOutSeconds = TransportTestSupport.patientTimeout
+        request.setPostValue("one", forKey: "a")
+        request.setPostValue(String(repeating: "b", count: 20_000), forKey: "b")
+        return request
+    }
+
+    @Test("a keyed POST whose answer is lost twice is sent again with the same key and processed once", arguments: TransportKind.allCases)
+    func keyedPostProcessedOnce(kind: TransportKind) async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        let request = Self.form(server, "/drop/2/keyed", kind)
+        request.shouldSendIdempotencyKey = true
+        request.retryPolicy = RetryPolicy(maximumRetries: 3, backoff: .init(initialDelay: 0.05))
+        let response = try await request.start()
+        #expect(response.statusCode == 200)
+        #expect(request.responseString == "done")
+        #expect(request.retryCount == 2)
+        let log = try server.log("keyed")
+        #expect(log.arrivals.count == 3)
+        let key = try #require(request.idempotencyKey)
+        #expect(log.arrivals.allSatisfy { $0.key == key }, "\(log.arrivals.map(\.key)) vs \(key)")
+        #expect(log.processed == 1)
+    }
+
+    @Test(
+        "a POST without a key is not sent again once its body went out: one arrival, a connection error", arguments: TransportKind.allCases)
+    func plainPostNotRepeated(kind: TransportKind) async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        let request = Self.form(server, "/drop/5/plain", kind)
+        request.retryPolicy = RetryPolicy(maximumRetries: 3, backoff: .none)
+        await #expect(throws: FormDataError.self) { try await request.start() }
+        guard case .connectionFailure? = request.error else {
+            Issue.record("not a connection failure: \(String(describing: request.error))")
+            return
+        }
+        #expect(request.retryCount == 0)
+        let log = try server.log("plain")
+        #expect(log.arrivals.count == 1)
+        #expect(log.arrivals.first?.key == nil)
+        #expect(log.processed == 1)
+    }
+
+    @Test("curl: a POST on a connection kept from an earlier request is not sent again by libcurl when the connection dies")
+    func curlReusedConnectionNotRepeated() async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        // A transport of its own, so the connection kept is this test's: a GET leaves it open.
+        let transport = CurlTransport()
+        let warm = FormDataRequest(url: server.url("/log/warm"))
+        warm.transport = transport
+        warm.requestMethod = "GET"
+        _ = try await warm.start()
+        let request = Self.form(server, "/drop/1/reused", .curl)
+        request.transport = transport
+        await #expect(throws: FormDataError.self) { try await request.start() }
+        let log = try server.log("reused")
+        // libcurl 7.88 re-sent it on a fresh connection ("Connection died, retrying a fresh connect").
+        #expect(log.arrivals.count == 1)
+        #expect(log.processed == 1)
+    }
+
+    @Test(
+        "a timed-out POST the server processed: the policy does not repeat it (ASI's count alone would), a key makes the retry safe",
+        arguments: TransportKind.allCases)
+    func timedOutPost(kind: TransportKind) async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        let plain = Self.form(server, "/stall/3/timeout-plain", kind)
+        plain.timeOutSeconds = 1
+        plain.numberOfTimesToRetryOnTimeout = 2
+        plain.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
+        await #expect(throws: FormDataError.self) { try await plain.start() }
+        guard case .timedOut? = plain.error else {
+            Issue.record("not a timeout: \(String(describing: plain.error))")
+            return
+        }
+        #expect(try server.log("timeout-plain").processed == 1)
+        #expect(try server.log("timeout-plain").arrivals.count == 1)
+
+        let keyed = Self.form(server, "/stall/1/timeout-keyed", kind)
+        keyed.timeOutSeconds = 1
+        keyed.idempotencyKey = "upload-\(kind.rawValue)"
+        keyed.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
+        let response = try await keyed.start()
+        #expect(response.statusCode == 200)
+        let log = try server.log("timeout-keyed")
+        #expect(log.arrivals.map(\.key) == ["\"upload-\(kind.rawValue)\"", "\"upload-\(kind.rawValue)\""])
+        #expect(log.processed == 1)
+    }
+
+    @Test(
+        "Retry-After (1 s, or an HTTP-date 2 s after Date) is waited for, within 10 %, measured between the arrivals",
+        arguments: TransportKind.allCases, [(429, "seconds", 1.0), (503, "date", 2.0)])
+    func retryAfter(kind: TransportKind, case: (status: Int, how: String, seconds: Double)) async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        let name = "busy-\(`case`.how)"
+        let request = Self.form(server, "/busy/\(`case`.status)/\(`case`.how)/\(name)", kind)
+        request.retryPolicy = RetryPolicy(maximumRetries: 1, backoff: .none, honoursRetryAfter: true)
+        let response = try await request.start()
+        #expect(response.statusCode == 200)
+        #expect(request.retryCount == 1)
+        let log = try server.log(name)
+        #expect(log.arrivals.count == 2)
+        #expect(log.processed == 1)
+        let answered = try #require(log.answered_at.first)
+        let waited = log.arrivals[1].at - answered
+        #expect(waited >= `case`.seconds * 0.9 && waited <= `case`.seconds * 1.1, "waited \(waited) s")
+    }
+}
