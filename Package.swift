@@ -31,6 +31,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The migration kit's receiver (FormDataKitTesting, `formdata serve`/`demo`).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Apple's resumable-upload server handler (NIOResumableUpload), for the test-support
+        // server the resumable-upload tests send to; no shipped product uses it.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         // Resolved only with the AsyncHTTPClient trait (no target uses them otherwise).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -151,10 +155,27 @@ let package = Package(
             dependencies: ["FormDataKit"],
             path: "Tests/ReliabilityHelper"
         ),
+        // Apple's HTTPResumableUploadHandler in front of a handler that records each completed
+        // upload (its sha256): the independent server of the resumable-upload tests. Not a product.
+        .executableTarget(
+            name: "ResumableUploadServer",
+            dependencies: [
+                "FormDataKit",
+                .product(name: "NIOResumableUpload", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/ResumableUploadServer"
+        ),
         .testTarget(
             name: "ReliabilityTests",
             dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport"],
-            exclude: ["Support/form_oracle.py", "Support/fault_server.py"]
+            exclude: ["Support/form_oracle.py", "Support/fault_server.py", "Support/cutting_relay.py"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",

@@ -102,4 +102,6 @@ struct SendResults {
     var responseData: Data?
     var responseURL: URL?
     var authentication = AuthenticationOutcome()
+    var uploadResumptionURL: URL?
+    var uploadResumeCount = 0
 }

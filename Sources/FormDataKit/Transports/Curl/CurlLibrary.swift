@@ -53,6 +53,7 @@ enum CurlOption {
     static let uploadBufferSize = long + 280
     static let protocolsString = objectPoint + 318
     static let tcpNoDelay = long + 121
+    static let freshConnect = long + 74
     static let sslVerifyPeer = long + 64
     static let sslVerifyHost = long + 81
     static let caInfoBlob = blob + 309

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FormDataKit
+import Foundation
+
+/// One upload sent with ``FormDataRequest/shouldResumeInterruptedUploads`` to `url` (the
+/// resumable-upload server, through the cutting relay). `format`: `multipart` (a field and a
+/// file part of `sizeKiB`), `urlencoded` (one value of `sizeKiB` in memory) or `raw` (the file as
+/// the body); `gzip` compresses the body. Reports the status, the server's answer, the sha256 of
+/// the bytes the client meant to send (the built, possibly compressed, body), the body length,
+/// the resumptions, the progress reported in all and whether it ever went back, the peak RSS.
+func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit: Int) -> Never {
+    let directory = (try? TemporaryStorage.directory()) ?? NSTemporaryDirectory()
+    let path = "\(directory)/resumed-source-\(getpid())"
+    defer { unlink(path) }
+    writePseudoRandomFile(path, sizeKiB: sizeKiB)
+    let request = FormDataRequest(url: url)
+    request.shouldResumeInterruptedUploads = true
+    request.numberOfTimesToResumeUpload = limit
+    request.shouldCompressRequestBody = gzip
+    request.timeOutSeconds = 60
+    do {
+        switch format {
+        case "multipart":
+            request.addPostValue("resumable", forKey: "field")
+            try request.addFile(path, forKey: "file")
+        case "urlencoded":
+            request.postFormat = .urlEncoded
+            let text = String(repeating: "résumé & more=", count: max(1, sizeKiB * 1024 / 15))
+            request.addPostValue(text, forKey: "text")
+        default:
+            request.postBodyFilePath = path
+        }
+        try request.buildPostBody()
+    } catch {
+        report(describe(error))
+    }
+    let expected = sha256OfBuiltBody(request)
+    let progress = ProgressLog()
+    request.bytesSentBlock = { sent, _ in progress.add(sent) }
+    request.startSynchronous()
+    var values: [String: Any] = [
+        "status": request.responseStatusCode, "answer": request.responseString ?? "", "expectedSHA256": expected,
+        "postLength": request.postLength, "resumeCount": request.uploadResumeCount,
+        "resumptionURL": request.uploadResumptionURL?.absoluteString ?? "", "progress": progress.total,
+        "peakRSSKiB": statusKiB("VmHWM"),
+    ]
+    if let error = request.error { values.merge(describe(error)) { a, _ in a } }
+    report(values)
+}
+
+/// Sums the progress reported (a lock: the block runs on the request's callback queue).
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var sum: UInt64 = 0
+    func add(_ sent: UInt64) { lock.withLock { sum += sent } }
+    var total: UInt64 { lock.withLock { sum } }
+}
+
+/// A file of `sizeKiB` KiB of pseudo-random bytes (xorshift), written 1 MiB at a time.
+func writePseudoRandomFile(_ path: String, sizeKiB: Int) {
+    guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else { return }
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var remaining = sizeKiB * 1024
+    while remaining > 0 {
+        let count = min(remaining, 1 << 20)
+        var chunk = [UInt8](repeating: 0, count: count)
+        for index in 0..<count {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            chunk[index] = UInt8(truncatingIfNeeded: state)
+        }
+        handle.write(Data(chunk))
+        remaining -= count
+    }
+    handle.closeFile()
+}
+
+/// The sha256 of the body as built: the compressed file, the in-memory body, or the spool (read
+/// 1 MiB at a time). Empty for a compressed body kept in memory (too small for these tests).
+func sha256OfBuiltBody(_ request: FormDataRequest) -> String {
+    if request.shouldCompressRequestBody {
+        return request.compressedPostBodyFilePath.map(sha256OfFile) ?? ""
+    }
+    if let body = request.postBody { return SHA256.hex(body) }
+    return request.postBodyFilePath.map(sha256OfFile) ?? ""
+}
+
+func sha256OfFile(_ path: String) -> String {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
+    var digest = SHA256()
+    while case let chunk = handle.readData(ofLength: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
+    handle.closeFile()
+    return digest.hexDigest
+}
