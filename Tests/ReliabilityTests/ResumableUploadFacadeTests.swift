@@ -1,0 +1,72 @@
+import FormDataKit
+import FormDataKitAF
+import Foundation
+import Testing
+
+/// Resumable uploads through the façades' settings: the AF manager resumes as FormDataRequest
+/// does; a transport that cannot resume refuses the setting before anything is sent.
+extension Reliability {
+    @Suite("Resumable uploads: façades")
+    struct ResumableUploadFacadeTests {
+        @Test("an AFHTTPSessionManager multipart upload cut once is resumed and arrives whole")
+        func afManagerResumes() async throws {
+            let content = Self.pseudoRandom(count: 8 << 20)
+            let path = NSTemporaryDirectory() + "af-resume-\(UUID().uuidString)"
+            try content.write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let run = try await ResumableRun.start(cuts: [3_000_000])
+            let manager = AFHTTPSessionManager(baseURL: run.url("/"), sessionConfiguration: nil, transport: CurlTransport())
+            manager.shouldResumeInterruptedUploads = true
+            manager.numberOfTimesToResumeUpload = 2
+            let answer: Result<[String: String], any Error> = await withCheckedContinuation { continuation in
+                manager.post(
+                    "upload", parameters: ["field": "value"], headers: nil,
+                    constructingBodyWith: { form in
+                        try form.appendPart(
+                            withFileURL: URL(fileURLWithPath: path), name: "file", fileName: "data.bin",
+                            mimeType: "application/octet-stream")
+                    }, progress: nil,
+                    success: { _, object in
+                        let fields = (object as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]
+                        continuation.resume(returning: .success(fields))
+                    },
+                    failure: { _, error in continuation.resume(returning: .failure(error)) })
+            }
+            let object = try answer.get()
+            let stored = object["file"].flatMap { FileManager.default.contents(atPath: $0) }
+            let relay = await run.stop()
+            #expect(relay["cutsDone"] as? Int == 1, "\(relay)")
+            #expect(stored?.range(of: content) != nil, "the file part arrived whole in the stored body: \(String(describing: object))")
+            #expect(Int(object["bytes"] ?? "") == stored?.count)
+        }
+
+        @Test("URLSessionTransport refuses shouldResumeInterruptedUploads before sending, naming it")
+        func urlSessionRefuses() async throws {
+            let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+            request.transport = URLSessionTransport()
+            request.shouldResumeInterruptedUploads = true
+            request.addPostValue("value", forKey: "field")
+            var failure: FormDataError?
+            do { _ = try await request.start() } catch { failure = error }
+            guard case .unableToCreateRequest(let underlying)? = failure else {
+                Issue.record("expected unableToCreateRequest, got \(String(describing: failure))")
+                return
+            }
+            #expect(underlying.message.contains("shouldResumeInterruptedUploads"))
+            #expect(request.uploadResumeCount == 0 && request.uploadResumptionURL == nil)
+        }
+
+        /// `count` bytes of xorshift output.
+        static func pseudoRandom(count: Int) -> Data {
+            var state: UInt64 = 0x2545_F491_4F6C_DD1D
+            var bytes = [UInt8](repeating: 0, count: count)
+            for index in 0..<count {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                bytes[index] = UInt8(truncatingIfNeeded: state)
+            }
+            return Data(bytes)
+        }
+    }
+}
