@@ -58,22 +58,27 @@ final class ProgressLog: @unchecked Sendable {
     var total: UInt64 { lock.withLock { sum } }
 }
 
-/// A file of `sizeKiB` KiB of pseudo-random bytes (xorshift), written 1 MiB at a time.
+/// A file of `sizeKiB` KiB: one MiB of pseudo-random bytes (xorshift), written again and again,
+/// each copy starting with its own index (so no two MiB of the file are alike and a byte out of
+/// place changes the sha256).
 func writePseudoRandomFile(_ path: String, sizeKiB: Int) {
     guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else { return }
     var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var block = [UInt8](repeating: 0, count: 1 << 20)
+    for index in block.indices {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        block[index] = UInt8(truncatingIfNeeded: state)
+    }
     var remaining = sizeKiB * 1024
+    var number: UInt64 = 0
     while remaining > 0 {
-        let count = min(remaining, 1 << 20)
-        var chunk = [UInt8](repeating: 0, count: count)
-        for index in 0..<count {
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            chunk[index] = UInt8(truncatingIfNeeded: state)
-        }
-        handle.write(Data(chunk))
+        withUnsafeBytes(of: number.littleEndian) { block.replaceSubrange(0..<8, with: $0) }
+        let count = min(remaining, block.count)
+        handle.write(Data(block[0..<count]))
         remaining -= count
+        number += 1
     }
     handle.closeFile()
 }

@@ -3,8 +3,8 @@ import FormDataKitAF
 import Foundation
 import Testing
 
-/// Resumable uploads through the façades' settings: the AF manager resumes as FormDataRequest
-/// does; a transport that cannot resume refuses the setting before anything is sent.
+/// Resumable uploads through the AF manager's settings: it resumes as FormDataRequest does (a
+/// transport that cannot resume refusing the setting is Migration/Examples' E27).
 extension Reliability {
     @Suite("Resumable uploads: façades")
     struct ResumableUploadFacadeTests {
@@ -38,22 +38,6 @@ extension Reliability {
             #expect(relay["cutsDone"] as? Int == 1, "\(relay)")
             #expect(stored?.range(of: content) != nil, "the file part arrived whole in the stored body: \(String(describing: object))")
             #expect(Int(object["bytes"] ?? "") == stored?.count)
-        }
-
-        @Test("URLSessionTransport refuses shouldResumeInterruptedUploads before sending, naming it")
-        func urlSessionRefuses() async throws {
-            let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
-            request.transport = URLSessionTransport()
-            request.shouldResumeInterruptedUploads = true
-            request.addPostValue("value", forKey: "field")
-            var failure: FormDataError?
-            do { _ = try await request.start() } catch { failure = error }
-            guard case .unableToCreateRequest(let underlying)? = failure else {
-                Issue.record("expected unableToCreateRequest, got \(String(describing: failure))")
-                return
-            }
-            #expect(underlying.message.contains("shouldResumeInterruptedUploads"))
-            #expect(request.uploadResumeCount == 0 && request.uploadResumptionURL == nil)
         }
 
         /// `count` bytes of xorshift output.
