@@ -156,11 +156,11 @@ let package = Package(
             path: "Tests/ReliabilityHelper"
         ),
         // Apple's HTTPResumableUploadHandler in front of a handler that records each completed
-        // upload (its sha256): the independent server of the resumable-upload tests. Not a product.
+        // upload (its sha256, by coreutils): the independent server of the resumable-upload tests.
+        // Not a product.
         .executableTarget(
             name: "ResumableUploadServer",
             dependencies: [
-                "FormDataKit",
                 .product(name: "NIOResumableUpload", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

@@ -9,13 +9,16 @@ import Foundation
 /// file part of `sizeKiB`), `urlencoded` (one value of `sizeKiB` in memory) or `raw` (the file as
 /// the body); `gzip` compresses the body. Reports the status, the server's answer, the sha256 of
 /// the bytes the client meant to send (the built, possibly compressed, body), the body length,
-/// the resumptions, the progress reported in all and whether it ever went back, the peak RSS.
+/// the resumptions, the progress reported in all, the body bytes the transport sent over every
+/// exchange, the peak RSS.
 func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit: Int) -> Never {
     let directory = (try? TemporaryStorage.directory()) ?? NSTemporaryDirectory()
     let path = "\(directory)/resumed-source-\(getpid())"
     defer { unlink(path) }
     writePseudoRandomFile(path, sizeKiB: sizeKiB)
     let request = FormDataRequest(url: url)
+    let transport = CountingCurlTransport()
+    request.transport = transport
     request.shouldResumeInterruptedUploads = true
     request.numberOfTimesToResumeUpload = limit
     request.shouldCompressRequestBody = gzip
@@ -43,7 +46,7 @@ func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit:
     var values: [String: Any] = [
         "status": request.responseStatusCode, "answer": request.responseString ?? "", "expectedSHA256": expected,
         "postLength": request.postLength, "resumeCount": request.uploadResumeCount,
-        "resumptionURL": request.uploadResumptionURL?.absoluteString ?? "", "progress": progress.total,
+        "resumptionURL": request.uploadResumptionURL?.absoluteString ?? "", "progress": progress.total, "clientSent": transport.sent.total,
         "peakRSSKiB": statusKiB("VmHWM"),
     ]
     if let error = request.error { values.merge(describe(error)) { a, _ in a } }
@@ -83,20 +86,60 @@ func writePseudoRandomFile(_ path: String, sizeKiB: Int) {
     handle.closeFile()
 }
 
-/// The sha256 of the body as built: the compressed file, the in-memory body, or the spool (read
-/// 1 MiB at a time). Empty for a compressed body kept in memory (too small for these tests).
+/// The sha256 of the body as built, by coreutils' `sha256sum` (fast in a debug build): the
+/// compressed file for a gzip body, else the encoded parts piped to it as the send reads them
+/// (nothing is spooled: the send then streams from the parts). Empty for a compressed body kept
+/// in memory (too small for these tests).
 func sha256OfBuiltBody(_ request: FormDataRequest) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    let input = Pipe()
+    let output = Pipe()
+    process.standardOutput = output
     if request.shouldCompressRequestBody {
-        return request.compressedPostBodyFilePath.map(sha256OfFile) ?? ""
+        guard let path = request.compressedPostBodyFilePath else { return "" }
+        process.arguments = [path]
+    } else {
+        process.standardInput = input
     }
-    if let body = request.postBody { return SHA256.hex(body) }
-    return request.postBodyFilePath.map(sha256OfFile) ?? ""
+    do { try process.run() } catch { return "sha256sum failed: \(error)" }
+    if !request.shouldCompressRequestBody, let source = request.bodySource {
+        try? source.forEachChunk(size: 1 << 20) { input.fileHandleForWriting.write(Data($0)) }
+    }
+    try? input.fileHandleForWriting.close()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
 
-func sha256OfFile(_ path: String) -> String {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
-    var digest = SHA256()
-    while case let chunk = handle.readData(ofLength: 1 << 20), !chunk.isEmpty { digest.update(chunk) }
-    handle.closeFile()
-    return digest.hexDigest
+/// CurlTransport, counting the body bytes it hands to the network over every exchange (the
+/// first attempt, each append): what the client sent in all.
+final class CountingCurlTransport: FormDataTransport {
+    let base = CurlTransport()
+    let sent = ProgressLog()
+
+    var acceptedBodyForms: TransportBodyForms { base.acceptedBodyForms }
+    var inMemoryBodyLimit: UInt64 { base.inMemoryBodyLimit }
+    var capabilities: TransportCapabilities { base.capabilities }
+    var redirectPolicy: RedirectPolicy? { base.redirectPolicy }
+
+    func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
+        base.start(request, observer: Counting(inner: observer, sent: sent))
+    }
+
+    private struct Counting: TransportObserver {
+        let inner: any TransportObserver
+        let sent: ProgressLog
+
+        func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
+            sent.add(UInt64(max(0, bytesSent)))
+            inner.transportDidSendBodyData(bytesSent: bytesSent, totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
+        }
+        func transportDidReceiveInformationalResponse(_ head: TransportResponseHead) {
+            inner.transportDidReceiveInformationalResponse(head)
+        }
+        func transportDidReceiveResponse(_ head: TransportResponseHead) { inner.transportDidReceiveResponse(head) }
+        func transportDidReceiveBodyData(_ data: Data) { inner.transportDidReceiveBodyData(data) }
+        func transportDidFinish(_ error: FormDataError?) { inner.transportDidFinish(error) }
+    }
 }
