@@ -31,6 +31,8 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         var securityPolicy = AFSecurityPolicy.default()
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
+        var resumesInterruptedUploads = false
+        var maximumUploadResumptions = 3
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
@@ -102,6 +104,8 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         let operation = AFHTTPRequestOperation(request: request, transport: transport)
         operation.responseSerializer = current.responseSerializer
         operation.securityPolicy = current.securityPolicy
+        operation.shouldResumeInterruptedUploads = current.resumesInterruptedUploads
+        operation.numberOfTimesToResumeUpload = current.maximumUploadResumptions
         operation.credential = current.credential
         operation.completionQueue = current.completionQueue
         var onFailure: AFHTTPRequestOperation.Failure?

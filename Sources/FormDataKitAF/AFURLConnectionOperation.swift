@@ -51,6 +51,9 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
         var downloadProgress: DownloadProgressBlock?
         var outputStream: OutputStream?
         var securityPolicy = AFSecurityPolicy.default()
+        /// Resumable uploads (``AFURLConnectionOperation/shouldResumeInterruptedUploads``).
+        var resumesInterruptedUploads = false
+        var maximumUploadResumptions = 3
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
         var totalWritten: Int64 = 0

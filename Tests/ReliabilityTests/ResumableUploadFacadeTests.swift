@@ -3,7 +3,7 @@ import FormDataKitAF
 import Foundation
 import Testing
 
-/// Resumable uploads through the AF manager's settings: it resumes as FormDataRequest does (a
+/// Resumable uploads through the AF managers' settings: they resume as FormDataRequest does (a
 /// transport that cannot resume refusing the setting is Migration/Examples' E27).
 extension Reliability {
     @Suite("Resumable uploads: façades")
@@ -38,6 +38,37 @@ extension Reliability {
             #expect(relay["cutsDone"] as? Int == 1, "\(relay)")
             #expect(stored?.range(of: content) != nil, "the file part arrived whole in the stored body: \(String(describing: object))")
             #expect(Int(object["bytes"] ?? "") == stored?.count)
+        }
+
+        @Test("an AFHTTPRequestOperationManager (AF 2) multipart upload cut once is resumed and arrives whole")
+        func afOperationManagerResumes() async throws {
+            let content = Self.pseudoRandom(count: 8 << 20)
+            let path = NSTemporaryDirectory() + "af2-resume-\(UUID().uuidString)"
+            try content.write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let run = try await ResumableRun.start(cuts: [3_000_000])
+            let manager = AFHTTPRequestOperationManager(baseURL: run.url("/"), transport: CurlTransport())
+            manager.shouldResumeInterruptedUploads = true
+            let answer: Result<[String: String], any Error> = await withCheckedContinuation { continuation in
+                let operation = manager.post(
+                    "upload", parameters: ["field": "value"],
+                    constructingBodyWith: { form in
+                        try form.appendPart(
+                            withFileURL: URL(fileURLWithPath: path), name: "file", fileName: "data.bin",
+                            mimeType: "application/octet-stream")
+                    },
+                    success: { _, object in
+                        let fields = (object as? [String: Any])?.compactMapValues { $0 as? String } ?? [:]
+                        continuation.resume(returning: .success(fields))
+                    },
+                    failure: { _, error in continuation.resume(returning: .failure(error)) })
+                #expect(operation?.shouldResumeInterruptedUploads == true)
+            }
+            let object = try answer.get()
+            let stored = object["file"].flatMap { FileManager.default.contents(atPath: $0) }
+            let relay = await run.stop()
+            #expect(relay["cutsDone"] as? Int == 1, "\(relay)")
+            #expect(stored?.range(of: content) != nil, "the file part arrived whole: \(object)")
         }
 
         /// `count` bytes of xorshift output.
