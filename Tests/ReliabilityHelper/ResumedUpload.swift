@@ -22,7 +22,7 @@ func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit:
     request.shouldResumeInterruptedUploads = true
     request.numberOfTimesToResumeUpload = limit
     request.shouldCompressRequestBody = gzip
-    request.timeOutSeconds = 60
+    request.timeOutSeconds = 30
     do {
         switch format {
         case "multipart":

@@ -9,21 +9,22 @@ order: when the bytes forwarded reach the next cut, the relay forwards exactly u
 the upstream connection for writing (the server gets every byte forwarded, then end of stream)
 and resets the client's (SO_LINGER 0): bytes the client had sent past the cut are lost, as on a
 dropped network. With `answered`, cuts wait until the server has answered something (the first
-request's 104): a cut then falls at the first chunk past its count after that. A new connection is forwarded only once the server has closed the cut one (it
-has read everything). So `clientBytes`, the bytes forwarded, are the bytes the server received:
-anything the client sent again that the server already had would show there. Socket buffers are kept
-small (256 KiB). RELAY_DEBUG=1 logs request and response heads to standard error.
+request's 104): a cut then falls at the first chunk past its count after that. A new connection
+is forwarded only once the server has closed the cut one (it has read everything). So
+`clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
+again that the server already had would show there. Socket buffers are kept small (256 KiB).
+RELAY_DEBUG=1 logs request and response heads to standard error.
 Prints `PORT <n>` and serves until its standard input closes (or SIGTERM); then it writes
 {"clientBytes", "connections", "cutsDone", "unsettled"} as JSON to <stats-file>.
 """
 import json
+import os
 import signal
 import socket
 import struct
 import sys
 import threading
-
-import os
+import time
 
 DEBUG = os.environ.get("RELAY_DEBUG") == "1"
 lock = threading.Lock()
@@ -44,14 +45,18 @@ def reset(sock):
 
 
 def settle(upstream):
-    """Waits (at most 30 s) for the server to close a cut connection, then lets others through."""
-    upstream.settimeout(30)
+    """Waits (at most 10 s) for the server to close a cut connection, then lets others through."""
+    started = time.monotonic()
+    upstream.settimeout(10)
     try:
         while upstream.recv(65536):
             pass
     except OSError:
         pass
     upstream.close()
+    waited = time.monotonic() - started
+    if waited > 1:
+        sys.stderr.write("cutting_relay: the server took %.1f s to close a cut connection\n" % waited)
     with settled:
         state["unsettled"] -= 1
         settled.notify_all()
@@ -127,7 +132,7 @@ def main():
             try:
                 client, _ = listener.accept()
                 with settled:
-                    settled.wait_for(lambda: state["unsettled"] == 0, timeout=30)
+                    settled.wait_for(lambda: state["unsettled"] == 0, timeout=10)
                 upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 upstream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUFFER)
                 upstream.connect(("127.0.0.1", upstream_port))
@@ -139,9 +144,11 @@ def main():
             threading.Thread(target=server_to_client, args=(client, upstream, answered), daemon=True).start()
 
     def finish(*_):
-        with lock:
+        try:
             with open(stats_file, "w") as out:
                 json.dump(state, out)
+        except OSError:
+            pass
         sys.stdout.flush()
         os._exit(0)
 
