@@ -107,8 +107,10 @@ func sha256OfBuiltBody(_ request: FormDataRequest) -> String {
         try? source.forEachChunk(size: 1 << 20) { input.fileHandleForWriting.write(Data($0)) }
     }
     try? input.fileHandleForWriting.close()
+    // The whole output is there once sha256sum closes it (as it exits). No waitUntilExit():
+    // corelibs Foundation's spins the current run loop (here off the main thread, on an event
+    // loop's thread in the server) — one suspect of an unexplained stall, removed.
     let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
 

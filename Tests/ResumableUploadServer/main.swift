@@ -113,8 +113,10 @@ func sha256sum(_ path: String) -> String {
     let output = Pipe()
     process.standardOutput = output
     do { try process.run() } catch { return "sha256sum failed: \(error)" }
+    // The whole output is there once sha256sum closes it (as it exits). No waitUntilExit():
+    // corelibs Foundation's spins the current run loop (here off the main thread, on an event
+    // loop's thread in the server) — one suspect of an unexplained stall, removed.
     let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
 
