@@ -5,6 +5,11 @@ import PackageDescription
 /// AsyncHTTPClient). Off by default: `swift build --traits AsyncHTTPClient`, or
 /// `.package(url: …, from: …, traits: ["AsyncHTTPClient"])` in a package that depends on this one.
 let asyncHTTPClient: Set<String> = ["AsyncHTTPClient"]
+/// The trait that builds the ResumableUploadServer test executable (Apple's resumable-upload
+/// handler from swift-nio-extras) and runs the resumable-upload interop tests against it. Off by
+/// default: swift-nio-extras resolves twelve more packages (NIOSSL, swift-crypto, HTTP/2…) that
+/// no product uses. `swift test --traits ResumableUploadServer`; CI runs it.
+let resumableUploadServer: Set<String> = ["ResumableUploadServer"]
 
 let package = Package(
     name: "FormDataKit",
@@ -24,6 +29,11 @@ let package = Package(
             description: "AsyncHTTPClientTransport (FormDataKitAsyncHTTPClient), the formdata tool's --transport asynchttpclient "
                 + "and the benchmark's AsyncHTTPClient rows; compiles SwiftNIO's TLS, BoringSSL and AsyncHTTPClient"
         ),
+        .trait(
+            name: "ResumableUploadServer",
+            description: "The resumable-upload interop tests' server (swift-nio-extras' NIOResumableUpload); test-only, "
+                + "resolves swift-nio-extras and its dependencies"
+        ),
         .default(enabledTraits: []),
     ],
     dependencies: [
@@ -31,6 +41,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The migration kit's receiver (FormDataKitTesting, `formdata serve`/`demo`).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // Apple's resumable-upload server handler (NIOResumableUpload), for the test-support
+        // server the resumable-upload tests send to; no shipped product uses it. Resolved only
+        // with the ResumableUploadServer trait.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         // Resolved only with the AsyncHTTPClient trait (no target uses them otherwise).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
@@ -151,10 +166,27 @@ let package = Package(
             dependencies: ["FormDataKit"],
             path: "Tests/ReliabilityHelper"
         ),
+        // Apple's HTTPResumableUploadHandler in front of a handler that records each completed
+        // upload (its sha256, by coreutils): the independent server of the resumable-upload tests.
+        // Not a product. Without the ResumableUploadServer trait it only says so and exits.
+        .executableTarget(
+            name: "ResumableUploadServer",
+            dependencies: [
+                .product(name: "NIOResumableUpload", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: resumableUploadServer)),
+            ],
+            path: "Tests/ResumableUploadServer"
+        ),
         .testTarget(
             name: "ReliabilityTests",
             dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport"],
-            exclude: ["Support/form_oracle.py", "Support/fault_server.py"]
+            exclude: ["Support/form_oracle.py", "Support/fault_server.py", "Support/cutting_relay.py"]
         ),
         .testTarget(
             name: "FormDataKitAFTests",

@@ -32,6 +32,8 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         var retryPolicy: RetryPolicy?
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
+        var resumesInterruptedUploads = false
+        var maximumUploadResumptions = 3
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
@@ -104,6 +106,8 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
         operation.responseSerializer = current.responseSerializer
         operation.securityPolicy = current.securityPolicy
         operation.retryPolicy = current.retryPolicy
+        operation.shouldResumeInterruptedUploads = current.resumesInterruptedUploads
+        operation.numberOfTimesToResumeUpload = current.maximumUploadResumptions
         operation.credential = current.credential
         operation.completionQueue = current.completionQueue
         var onFailure: AFHTTPRequestOperation.Failure?

@@ -57,6 +57,9 @@ extension AFHTTPSessionManager {
         var request = prepared.request
         // URLSession's whole-task limit (7 days unless changed), as Apple's sessions apply it.
         request.totalTimeoutInterval = sessionConfiguration.timeoutIntervalForResource
+        let current = settings.current
+        request.network.resumesInterruptedUploads = current.resumesInterruptedUploads
+        request.network.maximumUploadResumptions = current.maximumUploadResumptions
         do {
             try applySecurityPolicy(to: &request)
         } catch {

@@ -40,6 +40,9 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         var completionQueue: DispatchQueue?
         var securityPolicy = AFSecurityPolicy.default()
         var retryPolicy: RetryPolicy?
+        /// Resumable uploads (``AFHTTPSessionManager/shouldResumeInterruptedUploads``).
+        var resumesInterruptedUploads = false
+        var maximumUploadResumptions = 3
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
@@ -103,6 +106,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             $0.requestSerializer = current.requestSerializer.copy()
             $0.responseSerializer = current.responseSerializer.copy()
             $0.completionQueue = current.completionQueue
+            $0.resumesInterruptedUploads = current.resumesInterruptedUploads
+            $0.maximumUploadResumptions = current.maximumUploadResumptions
         }
         return copy
     }

@@ -16,6 +16,7 @@ extension AFURLConnectionOperation {
             state.skipping = state.streamed
             return (state.attempt, state.securityPolicy, state.credential)
         }
+        let resumption = state.withLock { ($0.resumesInterruptedUploads, $0.maximumUploadResumptions) }
         let prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(request, additionalHeaders: nil, for: transport)
@@ -25,6 +26,7 @@ extension AFURLConnectionOperation {
         var transportRequest = prepared.request
         do {
             try policy.apply(to: &transportRequest, sentBy: transport)
+            (transportRequest.network.resumesInterruptedUploads, transportRequest.network.maximumUploadResumptions) = resumption
             if let user = credential?.user {
                 transportRequest.network.credentials = .init(user: user, password: credential?.password ?? "")
             }

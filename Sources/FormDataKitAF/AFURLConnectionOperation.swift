@@ -52,6 +52,9 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
         var outputStream: OutputStream?
         var securityPolicy = AFSecurityPolicy.default()
         var retryPolicy: RetryPolicy?
+        /// Resumable uploads (``AFURLConnectionOperation/shouldResumeInterruptedUploads``).
+        var resumesInterruptedUploads = false
+        var maximumUploadResumptions = 3
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
         var totalWritten: Int64 = 0

@@ -197,6 +197,9 @@ final class SendContext: @unchecked Sendable {
                 state.results.error = error
             }
             state.current.inFlight = false
+            if let driver = state.current.currentTask as? SendDriver {
+                (state.results.uploadResumptionURL, state.results.uploadResumeCount) = driver.uploadResumption
+            }
             state.current.currentTask = nil
             let block = if case .success = result { state.callbacks.completionBlock } else { state.callbacks.failedBlock }
             return (state.callbacks.delegate.value, block, state.queue)

@@ -105,4 +105,6 @@ struct SendResults {
     var responseData: Data?
     var responseURL: URL?
     var authentication = AuthenticationOutcome()
+    var uploadResumptionURL: URL?
+    var uploadResumeCount = 0
 }

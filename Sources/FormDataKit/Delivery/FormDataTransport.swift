@@ -203,6 +203,9 @@ public struct TransportRequest: Sendable, Equatable {
     /// Authentication, proxy, bandwidth, TLS and cookie settings (see ``NetworkOptions`` for
     /// which transports apply which).
     public var network = NetworkOptions()
+    /// Whether the exchange must open a connection of its own rather than reuse one (a resumed
+    /// upload's append, which a transport must never re-send by itself).
+    package var opensFreshConnection = false
 
     /// A request with all its parts.
     /// - Parameters:
@@ -233,7 +236,7 @@ public struct TransportRequest: Sendable, Equatable {
             && lhs.timeoutInterval == rhs.timeoutInterval && lhs.totalTimeoutInterval == rhs.totalTimeoutInterval
             && lhs.maximumDecompressedResponseSize == rhs.maximumDecompressedResponseSize
             && lhs.maximumResponseSize == rhs.maximumResponseSize
-            && lhs.network == rhs.network
+            && lhs.network == rhs.network && lhs.opensFreshConnection == rhs.opensFreshConnection
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }

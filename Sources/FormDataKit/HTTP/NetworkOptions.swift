@@ -138,6 +138,14 @@ public struct NetworkOptions: Sendable, Equatable {
     /// else whichever scheme the server asks for.
     public var challengeSchemes: [String] = []
 
+    /// Whether an upload whose connection is lost mid-body is resumed (Resumable Uploads for
+    /// HTTP, see ``TransportCapabilities/resumableUploads``): the request announces it, and after
+    /// a loss the rest of the body is sent from the server's offset. Off by default.
+    public var resumesInterruptedUploads = false
+    /// How many times one send resumes its upload (offset requests, after a loss or an offset
+    /// mismatch) before it fails; 3 by default.
+    public var maximumUploadResumptions = 3
+
     /// What a transport must be able to do to apply these options: each setting that only some
     /// transports apply, by the capability it needs and the property's name, the first one
     /// first. Empty when every transport applies them.
@@ -150,6 +158,7 @@ public struct NetworkOptions: Sendable, Equatable {
         if !trustedCertificates.isEmpty { needed.append((.customTrust, "trustedCertificates")) }
         if !validatesSecureCertificate { needed.append((.customTrust, "validatesSecureCertificate = false")) }
         if !validatesHostName { needed.append((.customTrust, "validatesHostName = false")) }
+        if resumesInterruptedUploads { needed.append((.resumableUploads, "shouldResumeInterruptedUploads")) }
         return needed
     }
 

@@ -28,4 +28,10 @@ public struct TransportCapabilities: OptionSet, Sendable, Hashable {
     /// Undoes a response's content encoding (gzip) itself: body bytes arrive decoded. Without
     /// it the send driver inflates a gzip body.
     public static let decodesContentEncoding = TransportCapabilities(rawValue: 1 << 7)
+    /// Resumes an upload whose connection was lost (Resumable Uploads for HTTP:
+    /// ``NetworkOptions/resumesInterruptedUploads``). The send driver makes the offset and
+    /// append exchanges; the transport needs to report `104` interim responses
+    /// (``TransportObserver/transportDidReceiveInformationalResponse(_:)``), send `HEAD` and
+    /// `PATCH`, and take the rest of a body from an offset as ``TransportRequest/Body/source(_:)``.
+    public static let resumableUploads = TransportCapabilities(rawValue: 1 << 8)
 }

@@ -33,6 +33,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private let mailbox = SerialMailbox()
     private let lock = NSLock()
     private var machine: SendStateMachine
+    /// Resumes interrupted uploads when the request asks for it (``NetworkOptions/resumesInterruptedUploads``).
+    private var resumption: ResumableUploadStateMachine?
     private var tasks: [Int: any TransportTask] = [:]
     private var cancelledExchanges: Set<Int> = []
     private var collector: ResponseBodyCollector?
@@ -76,6 +78,14 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval),
                 totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval),
                 retryPolicy: retryPolicy, randomSeed: .random(in: .min ... .max)))
+        if request.network.resumesInterruptedUploads, request.body.length > 0 {
+            resumption = ResumableUploadStateMachine(maximumResumptions: request.network.maximumUploadResumptions)
+        }
+    }
+
+    /// The upload's resumption URL (from the server's `104`) and how many times it was resumed.
+    package var uploadResumption: (url: URL?, count: Int) {
+        lock.withLock { (resumption?.resumptionURL, resumption?.resumeCount ?? 0) }
     }
 
     /// Starts the send. What reaches the wire is checked once, here, whichever façade built the
@@ -137,7 +147,18 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     fileprivate func handle(_ event: SendStateMachine.Event, data: Data? = nil) {
         let (outside, drain) = lock.withLock { () -> ([SendStateMachine.Action], Bool) in
             if case .exchangeEnded(let id, _, _) = event { tasks[id] = nil }
-            let outside = apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
+            var outside: [SendStateMachine.Action] = []
+            for step in resumption?.incoming(event) ?? [.forward(event)] {
+                switch step {
+                case .forward(let event):
+                    outside += apply(machineHandle(event), exchange: event.exchangeID ?? 0, data: data)
+                case .startExchange(let id, let request):
+                    outside.append(.startExchange(id: id, request: request))
+                case .cancelExchange(let id):
+                    cancelledExchanges.insert(id)
+                    outside.append(.cancelExchange(id: id))
+                }
+            }
             defer { claimedDrain = false }
             return (outside, claimedDrain)
         }
@@ -145,6 +166,13 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
         if drain { mailbox.drainHere() }
         // Nothing of a finished send stays referenced (a task holds its observer, which holds this).
         lock.withLock { if machine.isFinished { tasks = [:] } }
+    }
+
+    /// The machine's actions for `event` (under `lock`), as the resumption carries them out.
+    private func machineHandle(_ event: SendStateMachine.Event) -> [SendStateMachine.Action] {
+        let actions = machine.handle(event)
+        guard resumption != nil else { return actions }
+        return actions.flatMap { resumption!.outgoing($0) }
     }
 
     /// Carries out the actions that need no transport call (under `lock`), returning the others.
@@ -181,7 +209,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                     try collector?.append(data)
                     if let onResponseBody, let chunk = collector?.takeForwarded(), !chunk.isEmpty { enqueue { onResponseBody(chunk) } }
                 } catch {
-                    outside += apply(machine.handle(.bodyFailed(id: exchange, error: error)), exchange: exchange, data: nil)
+                    outside += apply(machineHandle(.bodyFailed(id: exchange, error: error)), exchange: exchange, data: nil)
                 }
             case .finish(let outcome):
                 finish(outcome)

@@ -127,6 +127,10 @@ final class CurlTransfer {
             if uploadBuffer != defaultUploadBuffer { set(CurlOption.uploadBufferSize, uploadBuffer) }
         }
         reusable = uploadBuffer == defaultUploadBuffer
+        // A resumed upload's append: on a connection of its own, so that libcurl never re-sends
+        // it by itself (it rewinds and retries a request whose reused connection died before
+        // any answer, which would repeat a stale Upload-Offset).
+        if request.opensFreshConnection { set(CurlOption.freshConnect, 1) }
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
                 let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)

@@ -173,11 +173,12 @@ public final class CurlTransport: FormDataTransport {
     /// Everything: credentials go to libcurl, which sends Basic first (when
     /// ``NetworkOptions/presentsCredentialsBeforeChallenge``) and answers a Digest or NTLM
     /// challenge; proxies, bandwidth limits, pinning, client certificates, per-request trust and
-    /// the cookie jar; content encodings are decoded as the body arrives.
+    /// the cookie jar; content encodings are decoded as the body arrives; interrupted uploads are
+    /// resumed (libcurl reports `104` interim responses and sends `HEAD` and `PATCH`).
     public var capabilities: TransportCapabilities {
         [
             .challengeAuthentication, .proxies, .bandwidthLimit, .publicKeyPinning, .clientCertificates, .customTrust, .cookies,
-            .decodesContentEncoding,
+            .decodesContentEncoding, .resumableUploads,
         ]
     }
 

@@ -1,0 +1,168 @@
+import FormDataKit
+import FormDataKitTestSupport
+import Foundation
+import Testing
+
+/// Resumable uploads end to end: Apple's `HTTPResumableUploadHandler` (swift-nio-extras, the
+/// ResumableUploadServer test executable) behind a relay that cuts the connection where the
+/// test says; the upload runs in the reliability helper (its own process, its peak RSS).
+extension Reliability {
+    @Suite("Resumable uploads")
+    struct ResumableUploadTests {
+        /// The largest upload buffer a curl send uses (CurlTransport's default `uploadBufferSize`).
+        static let uploadBuffer = 512 << 10
+        /// What the server may hold unread when a connection is cut, and drop: its receive buffer
+        /// (256 KiB asked, doubled by Linux) and what its HTTP decoder holds.
+        static let serverUnread = 1 << 20
+        /// What may be in flight between the client and the relay at a cut, lost and sent again:
+        /// the client's socket send buffer at its largest (`tcp_wmem`'s maximum), the relay's
+        /// receive buffer (256 KiB, doubled) and the upload buffer.
+        static var clientInFlight: Int {
+            let wmem =
+                (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
+                .split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } ?? 4 << 20
+            return wmem + (512 << 10) + uploadBuffer
+        }
+        /// The request-head bytes allowed per connection in the relay's count.
+        static let headAllowance = 4 << 10
+
+        @Test(
+            "a form cut at three random points arrives byte-exact, resumed from the server's offset",
+            .enabled(if: ResumableRun.serverBuilt, ResumableRun.withoutTrait),
+            arguments: [("multipart", false), ("urlencoded", false), ("raw", false), ("multipart", true)])
+        func cutThreeTimes(format: String, gzip: Bool) async throws {
+            let long = ProcessInfo.processInfo.environment["FORMDATAKIT_LONG"] == "1"
+            // A URL-encoded value lives in memory (encoded, about twice its size): 4 MiB of it.
+            let sizeKiB = format == "urlencoded" ? 4 << 10 : (format == "multipart" && !gzip && long ? 1 << 20 : 32 << 10)
+            var generator = SystemRandomNumberGenerator()
+            // Cumulative client bytes (heads included): each cut between an eighth and a quarter of
+            // the body after the one before, so all three fall inside the body.
+            let bytes = sizeKiB * 1024
+            var cuts: [Int] = []
+            for _ in 0..<3 { cuts.append((cuts.last ?? 0) + Int.random(in: (bytes / 8)...(bytes / 4), using: &generator)) }
+            let run = try await ResumableRun.start(cuts: cuts)
+            let output = try await Subprocess.run([
+                Subprocess.helperPath, "resume", format, String(sizeKiB), gzip ? "1" : "0", run.url("/upload").absoluteString, "5",
+            ])
+            let relay = await run.stop()
+            let report = output.report
+            let context = "\(format) gzip \(gzip) cuts \(cuts): \(report) relay \(relay) \(String(decoding: output.stderr, as: UTF8.self))"
+            #expect(report["status"] as? Int == 201, "\(context)")
+            let answer = (try? JSONSerialization.jsonObject(with: Data((report["answer"] as? String ?? "").utf8))) as? [String: String]
+            let expected = report["expectedSHA256"] as? String ?? "?"
+            #expect(!expected.isEmpty && answer?["sha256"] == expected, "\(context)")
+            let postLength = report["postLength"] as? Int ?? -1
+            #expect(Int(answer?["bytes"] ?? "") == postLength, "\(context)")
+            #expect(report["resumeCount"] as? Int == 3, "\(context)")
+            #expect(relay["cutsDone"] as? Int == 3, "\(context)")
+            #expect((report["resumptionURL"] as? String ?? "").contains("/resumable_upload/"), "\(context)")
+            #expect(report["progress"] as? Int == postLength, "\(context)")
+            // Nothing the server had is sent again: the server receives the body once, plus at
+            // most what it held unread at each cut (a restart from zero would add whole megabytes).
+            let sent = relay["clientBytes"] as? Int ?? .max
+            let connections = relay["connections"] as? Int ?? 0
+            #expect(sent <= postLength + 3 * Self.serverUnread + connections * Self.headAllowance, "\(context)")
+            // The client sends again at most what was in flight at each cut (socket buffers
+            // included: on loopback they, not the upload buffer, bound what a cut loses).
+            let clientSent = report["clientSent"] as? Int ?? .max
+            #expect(clientSent <= postLength + 3 * (Self.clientInFlight + Self.serverUnread), "\(context)")
+            let peak = report["peakRSSKiB"] as? Int ?? -1
+            // Bounded by the upload buffers, not by the body (a 32 MiB or 1 GiB file part).
+            #expect(peak > 0 && peak < 96 << 10, "peak RSS \(peak) KiB; \(context)")
+            print(
+                "resumed \(format)\(gzip ? " gzip" : ""): \(postLength) bytes, cuts \(cuts), server received \(sent) bytes "
+                    + "(heads included) on \(connections) connections, the client sent \(clientSent) body bytes in all, "
+                    + "peak RSS \(peak / 1024) MiB")
+        }
+
+        @Test("a server without resumable uploads: the same cut fails the send as an ordinary connection failure")
+        func withoutServerSupport() async throws {
+            // The fault server's plain upload route never answers 104.
+            let server = try await FaultServer.start()
+            let run = try await ResumableRun.start(cuts: [200_000], upstreamPort: server.port, afterAnswer: false)
+            let output = try await Subprocess.run([
+                Subprocess.helperPath, "resume", "raw", "1024", "0", run.url("/upload/plain").absoluteString, "5",
+            ])
+            _ = await run.stop()
+            await server.stop()
+            let report = output.report
+            #expect(report["asiCode"] as? Int == 1, "\(report)")
+            #expect(report["resumeCount"] as? Int == 0 && report["resumptionURL"] as? String == "", "\(report)")
+        }
+
+        @Test(
+            "a second loss past numberOfTimesToResumeUpload fails with a typed error naming the setting",
+            .enabled(if: ResumableRun.serverBuilt, ResumableRun.withoutTrait))
+        func limitReached() async throws {
+            let run = try await ResumableRun.start(cuts: [2_000_000, 4_000_000])
+            let output = try await Subprocess.run([
+                Subprocess.helperPath, "resume", "raw", "8192", "0", run.url("/upload").absoluteString, "1",
+            ])
+            _ = await run.stop()
+            let report = output.report
+            #expect(report["asiCode"] as? Int == 1, "\(report)")
+            #expect((report["error"] as? String ?? "").contains("numberOfTimesToResumeUpload (1)"), "\(report)")
+            #expect(report["resumeCount"] as? Int == 1, "\(report)")
+        }
+    }
+}
+
+/// The resumable-upload server and the cutting relay in front of it (or in front of another
+/// server at `upstreamPort`).
+struct ResumableRun {
+    let server: PortAnnouncingProcess?
+    let relay: PortAnnouncingProcess
+    let statsFile: String
+    let directory: String
+
+    /// `afterAnswer`: a cut waits until the server answered on the connection (its 104 reached the
+    /// client), so that the upload is resumable when it is cut.
+    static func start(cuts: [Int], upstreamPort: Int? = nil, afterAnswer: Bool = true) async throws -> ResumableRun {
+        let directory = NSTemporaryDirectory() + "resumable-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var server: PortAnnouncingProcess?
+        var port = upstreamPort ?? 0
+        if upstreamPort == nil {
+            let started = try await PortAnnouncingProcess(executable: serverPath, arguments: [directory]) { line in
+                PythonOracle.Failure(description: "ResumableUploadServer did not start: \(line)")
+            }
+            server = started
+            port = started.ports[0]
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/cutting_relay.py")
+        let statsFile = directory + "/relay.json"
+        let relay = try await PortAnnouncingProcess(
+            arguments: [
+                "python3", script.path, String(port), statsFile, cuts.map(String.init).joined(separator: ","),
+                afterAnswer ? "answered" : "-",
+            ]
+        ) { line in PythonOracle.Failure(description: "cutting_relay.py did not start: \(line)") }
+        return ResumableRun(server: server, relay: relay, statsFile: statsFile, directory: directory)
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(relay.ports[0])\(path)")! }
+
+    /// Stops both; returns the relay's counts.
+    func stop() async -> [String: Any] {
+        await relay.stopAndWait()
+        await server?.stopAndWait()
+        let stats = FileManager.default.contents(atPath: statsFile).flatMap { try? JSONSerialization.jsonObject(with: $0) }
+        try? FileManager.default.removeItem(atPath: directory)
+        return stats as? [String: Any] ?? [:]
+    }
+
+    /// Whether this build has the ResumableUploadServer trait: without it the server executable
+    /// only says so (swift-nio-extras is not resolved) and the tests that need it are skipped.
+    #if ResumableUploadServer
+    static let serverBuilt = true
+    #else
+    static let serverBuilt = false
+    #endif
+    static let withoutTrait: Comment =
+        "needs Apple's resumable-upload server, built with the ResumableUploadServer trait: swift test --traits ResumableUploadServer"
+
+    /// The ResumableUploadServer executable built beside the test binary.
+    static var serverPath: String {
+        URL(fileURLWithPath: Subprocess.helperPath).deletingLastPathComponent().appendingPathComponent("ResumableUploadServer").path
+    }
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""A loopback relay that cuts connections where a test says.
+
+Usage: cutting_relay.py <upstream-port> <stats-file> [<cut>,<cut>,...] [answered]
+
+Forwards every connection to 127.0.0.1:<upstream-port>. The cuts are counts of client-to-server
+bytes over the relay's whole life (every connection, request heads included), in increasing
+order: when the bytes forwarded reach the next cut, the relay forwards exactly up to it, closes
+the upstream connection for writing (the server gets every byte forwarded, then end of stream)
+and resets the client's (SO_LINGER 0): bytes the client had sent past the cut are lost, as on a
+dropped network. With `answered`, cuts wait until the server has answered something (the first
+request's 104): a cut then falls at the first chunk past its count after that. A new connection
+is forwarded only once the server has closed the cut one (it has read everything). So
+`clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
+again that the server already had would show there. Socket buffers are kept small (256 KiB).
+RELAY_DEBUG=1 logs request and response heads to standard error.
+Prints `PORT <n>` and serves until its standard input closes (or SIGTERM); then it writes
+{"clientBytes", "connections", "cutsDone", "unsettled"} as JSON to <stats-file>.
+"""
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+DEBUG = os.environ.get("RELAY_DEBUG") == "1"
+lock = threading.Lock()
+settled = threading.Condition(lock)
+state = {"clientBytes": 0, "connections": 0, "cutsDone": 0, "unsettled": 0}
+BUFFER = 256 << 10
+
+
+def reset(sock):
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass
+
+
+def settle(upstream):
+    """Waits (at most 10 s) for the server to close a cut connection, then lets others through."""
+    started = time.monotonic()
+    upstream.settimeout(10)
+    try:
+        while upstream.recv(65536):
+            pass
+    except OSError:
+        pass
+    upstream.close()
+    waited = time.monotonic() - started
+    if waited > 1:
+        sys.stderr.write("cutting_relay: the server took %.1f s to close a cut connection\n" % waited)
+    with settled:
+        state["unsettled"] -= 1
+        settled.notify_all()
+
+
+def client_to_server(client, upstream, cuts, answered):
+    try:
+        while True:
+            data = client.recv(65536)
+            if not data:
+                upstream.shutdown(socket.SHUT_WR)
+                return
+            with lock:
+                cut_now = False
+                if cuts and state["clientBytes"] + len(data) >= cuts[0] and answered.is_set():
+                    data = data[: max(0, cuts[0] - state["clientBytes"])]
+                    cuts.pop(0)
+                    state["cutsDone"] += 1
+                    cut_now = True
+                state["clientBytes"] += len(data)
+            if data:
+                if DEBUG and b"HTTP/1.1\r\n" in data[:200]:
+                    sys.stderr.write("%d: %r\n" % (state["clientBytes"], data[:400]))
+                upstream.sendall(data)
+            if cut_now:
+                # The server gets every byte forwarded, then end of stream; the next connection
+                # waits until the server has read it all and closed (settled), so that bytes the
+                # relay forwarded are never lost in the server's buffers.
+                with lock:
+                    state["unsettled"] += 1
+                upstream.shutdown(socket.SHUT_WR)
+                reset(client)
+                threading.Thread(target=settle, args=(upstream,), daemon=True).start()
+                return
+    except OSError:
+        reset(upstream)
+        reset(client)
+
+
+def server_to_client(client, upstream, answered):
+    try:
+        while True:
+            data = upstream.recv(65536)
+            answered.set()
+            if not data:
+                client.shutdown(socket.SHUT_WR)
+                return
+            if DEBUG:
+                sys.stderr.write("<- %r\n" % data[:300])
+            client.sendall(data)
+    except OSError:
+        pass
+
+
+def main():
+    upstream_port = int(sys.argv[1])
+    stats_file = sys.argv[2]
+    cuts = [int(c) for c in sys.argv[3].split(",") if c] if len(sys.argv) > 3 else []
+    wait_for_answer = len(sys.argv) > 4 and sys.argv[4] == "answered"
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, BUFFER)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+
+    # Set once the server has answered anything (the first request's 104): cuts wait for it.
+    answered = threading.Event()
+    if not wait_for_answer:
+        answered.set()
+
+    def accept_loop():
+        while True:
+            try:
+                client, _ = listener.accept()
+                with settled:
+                    settled.wait_for(lambda: state["unsettled"] == 0, timeout=10)
+                upstream = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                upstream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, BUFFER)
+                upstream.connect(("127.0.0.1", upstream_port))
+            except OSError:
+                return
+            with lock:
+                state["connections"] += 1
+            threading.Thread(target=client_to_server, args=(client, upstream, cuts, answered), daemon=True).start()
+            threading.Thread(target=server_to_client, args=(client, upstream, answered), daemon=True).start()
+
+    def finish(*_):
+        try:
+            with open(stats_file, "w") as out:
+                json.dump(state, out)
+        except OSError:
+            pass
+        sys.stdout.flush()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, finish)
+    threading.Thread(target=accept_loop, daemon=True).start()
+    print("PORT %d" % listener.getsockname()[1], flush=True)
+    while sys.stdin.buffer.read(1):
+        pass
+    finish()
+
+
+if __name__ == "__main__":
+    main()
