@@ -1,4 +1,5 @@
 import Foundation
+import FormDataKitTestSupport
 import FormDataKitTesting
 import Testing
 
@@ -35,19 +36,6 @@ final class RequestSideRecorder: FormDataRequestDelegate, @unchecked Sendable {
 @Suite("NetworkQueue over loopback")
 struct NetworkQueueTests {
     typealias Support = TransportTestSupport
-
-    /// A URL nothing listens on (a port bound, then released): sends to it fail at once.
-    static func refusedURL() throws -> URL {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/refused")!
-    }
 
     static func request(_ url: URL, _ kind: TransportKind, field: String = "x") -> FormDataRequest {
         let request = FormDataRequest(url: url)
@@ -101,7 +89,8 @@ struct NetworkQueueTests {
             let queue = NetworkQueue()
             queue.delegate = recorder
             queue.maxConcurrentOperationCount = 1
-            let failing = Self.request(try Self.refusedURL(), kind)
+            let refusing = try RefusingPort()  // held until the test ends: no other server takes the port
+            let failing = Self.request(refusing.url("/refused"), kind)
             recorder.name(failing, "failing")
             queue.addOperation(failing)
             let rest = (0..<3).map { Self.request(receiver.url("/never\($0)"), kind) }
@@ -120,6 +109,7 @@ struct NetworkQueueTests {
             #expect(Array(recorder.entries.prefix(2)) == ["started failing", "failed failing"])
             #expect(recorder.entries.last == "queueFinished")
             #expect(queue.uploadProgress.fractionCompleted == 1.0)
+            withExtendedLifetime(refusing) {}
         }
     }
 
@@ -129,7 +119,8 @@ struct NetworkQueueTests {
             let queue = NetworkQueue()
             queue.shouldCancelAllRequestsOnFailure = false
             queue.maxConcurrentOperationCount = 1
-            let failing = Self.request(try Self.refusedURL(), kind)
+            let refusing = try RefusingPort()  // held until the test ends: no other server takes the port
+            let failing = Self.request(refusing.url("/refused"), kind)
             queue.addOperation(failing)
             let rest = (0..<3).map { Self.request(receiver.url("/sent\($0)"), kind) }
             for request in rest { queue.addOperation(request) }
@@ -140,6 +131,7 @@ struct NetworkQueueTests {
             #expect(failing.error != nil)
             for request in rest { #expect(request.error == nil && request.responseStatusCode == 200) }
             #expect(receiver.requests.count == 3)
+            withExtendedLifetime(refusing) {}
         }
     }
 

@@ -256,11 +256,10 @@ struct LifecycleTests {
             guard case FormDataError.unableToCreateRequest = error else { return false }
             return true
         }
-        // A port nothing listens on: bind one, learn its number, close it.
-        let receiver = try await FormReceiver.start()
-        let closed = receiver.url("/nothing")
-        await receiver.stop()
-        let refused = FormDataRequest(url: closed)
+        // A port nothing listens on, held for the whole test (a port bound and released could be
+        // taken by a server another test starts meanwhile).
+        let refusing = try RefusingPort()
+        let refused = FormDataRequest(url: refusing.url("/nothing"))
         refused.transport = kind.transport
         refused.timeOutSeconds = Support.patientTimeout
         refused.setPostValue("1", forKey: "a")
@@ -269,6 +268,7 @@ struct LifecycleTests {
             return true
         }
         #expect(refused.error?.asiErrorCode == 1)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test("a second start while one is in flight is refused", arguments: TransportKind.allCases)
