@@ -65,7 +65,7 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     }
 
     /// Whether every request this serializer makes gets an `Idempotency-Key` of its own (a quoted
-    /// random UUID, ``IdempotencyKey/make()``) unless it has one; false by default (FormDataKit's
+    /// random UUID, `IdempotencyKey.make()`) unless it has one; false by default (FormDataKit's
     /// addition). The key is in the returned `URLRequest`, so every send of it — a retry under the
     /// manager's ``AFHTTPSessionManager/retryPolicy``, a redirect or challenge answered by sending
     /// again — carries the same key, and a POST with a key may be retried after its body went out.

@@ -6,7 +6,7 @@ import Foundation
 /// `FormDataRequest.shouldResumeInterruptedUploads` (see the README's "Resumable uploads").
 extension AFHTTPSessionManager {
     /// Whether an upload whose connection is lost mid-body is resumed from the server's offset
-    /// (Resumable Uploads for HTTP; off by default). Needs ``CurlTransport`` (the default on
+    /// (Resumable Uploads for HTTP; off by default). Needs `CurlTransport` (the default on
     /// Linux): with another transport each task fails before sending, naming the setting.
     public var shouldResumeInterruptedUploads: Bool {
         get { settings.withLock { $0.resumesInterruptedUploads } }
@@ -25,7 +25,7 @@ extension AFHTTPSessionManager {
 /// Resumable uploads for AFNetworking 2's operations (see ``AFHTTPSessionManager/shouldResumeInterruptedUploads``).
 extension AFURLConnectionOperation {
     /// Whether the operation's upload is resumed from the server's offset when its connection is
-    /// lost mid-body (off by default; ``CurlTransport`` only — another transport fails the
+    /// lost mid-body (off by default; `CurlTransport` only — another transport fails the
     /// operation before sending, naming the setting).
     public var shouldResumeInterruptedUploads: Bool {
         get { state.withLock { $0.resumesInterruptedUploads } }
