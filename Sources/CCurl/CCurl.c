@@ -181,6 +181,9 @@ int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback 
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback) {
     return api.easy_setopt(easy, option, callback);
 }
+int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback) {
+    return api.easy_setopt(easy, option, callback);
+}
 int ccurl_easy_getinfo_long(void *easy, int info, long *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value) { return api.easy_getinfo(easy, info, value); }

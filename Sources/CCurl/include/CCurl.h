@@ -25,6 +25,10 @@ typedef int (*ccurl_seek_callback)(void *userdata, ccurl_off_t offset, int origi
 typedef int (*ccurl_xferinfo_callback)(void *userdata, ccurl_off_t dltotal, ccurl_off_t dlnow,
                                        ccurl_off_t ultotal, ccurl_off_t ulnow);
 
+/// `int fn(void *userdata, char *primary_ip, char *local_ip, int primary_port, int local_port)`:
+/// the pre-request callback (libcurl 7.80+), called before each request is sent on a connection.
+typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port, int local_port);
+
 /// Loads libcurl (once per process) and calls `curl_global_init`. Returns 0 when it is usable;
 /// otherwise writes why into `error` (NUL-terminated, at most `error_size` bytes) and returns -1.
 int ccurl_load(char *error, size_t error_size);
@@ -45,6 +49,7 @@ int ccurl_easy_setopt_blob(void *easy, int option, const void *data, size_t leng
 int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback);
 int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);
+int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback);
 int ccurl_easy_getinfo_long(void *easy, int info, long *value);
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value);
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value);

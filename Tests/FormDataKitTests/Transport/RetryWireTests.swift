@@ -98,9 +98,16 @@ struct RetryWireTests {
         request.transport = transport
         await #expect(throws: FormDataError.self) { try await request.start() }
         let log = try server.log("reused")
-        // libcurl 7.88 re-sent it on a fresh connection ("Connection died, retrying a fresh connect").
+        // libcurl 7.88 re-sent it on a fresh connection ("Connection died, retrying a fresh connect");
+        // the transfer now refuses that second request (the POST went on the kept connection:
+        // without the guard it is processed twice, reported as a success).
         #expect(log.arrivals.count == 1)
         #expect(log.processed == 1)
+        guard case .connectionFailure(let underlying)? = request.error else {
+            Issue.record("not a connection failure: \(String(describing: request.error))")
+            return
+        }
+        #expect(underlying.message.contains("not safe to repeat"), "\(underlying)")
     }
 
     @Test(

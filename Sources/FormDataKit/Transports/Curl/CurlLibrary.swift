@@ -43,6 +43,8 @@ enum CurlOption {
     static let headerFunction = functionPoint + 79
     static let httpGet = long + 80
     static let freshConnect = long + 74
+    static let prereqFunction = functionPoint + 312
+    static let prereqData = objectPoint + 313
     static let noSignal = long + 99
     static let acceptEncoding = objectPoint + 102
     static let postFieldSizeLarge = offT + 120
@@ -143,4 +145,8 @@ enum CurlCallbackValue {
     static let pauseContinue: Int32 = 0
     static let seekOK: Int32 = 0
     static let seekFail: Int32 = 1
+    /// From the pre-request callback: send the request (`CURL_PREREQFUNC_OK`), or fail the
+    /// transfer with `CURLE_ABORTED_BY_CALLBACK` (`CURL_PREREQFUNC_ABORT`).
+    static let prereqOK: Int32 = 0
+    static let prereqAbort: Int32 = 1
 }

@@ -117,6 +117,14 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// The error for a transfer that libcurl ended with `code`.
     private func error(for code: Int32, transfer: CurlTransfer) -> FormDataError {
         if let bodyError = transfer.bodyError { return Self.bodyReadError(bodyError, body: transfer.request.body) }
+        if transfer.refusedRepeat {
+            return .connectionFailure(
+                underlying: UnderlyingError(
+                    domain: "libcurl", code: Int(code),
+                    message: "the connection closed before an answer, after the request was sent; libcurl would have sent it "
+                        + "again on a new connection, but a request not safe to repeat (no Idempotency-Key) is not: "
+                        + "the server may have processed it"))
+        }
         let message = transfer.errorText ?? CurlLibrary.describe(code)
         let underlying = UnderlyingError(domain: "libcurl", code: Int(code), message: message)
         switch code {

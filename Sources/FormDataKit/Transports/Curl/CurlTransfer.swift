@@ -47,6 +47,12 @@ final class CurlTransfer {
     /// Whether the handle can serve another transfer after a reset: not when it holds an upload
     /// buffer larger than libcurl's default.
     private var reusable = false
+    /// Requests libcurl has begun on a connection for this transfer, and whether a final answer
+    /// (a status of 200 or more) arrived since the last began (``CurlTransfer/guardAgainstRepeats``).
+    var requestsBegun = 0
+    var answeredSinceRequestBegan = false
+    /// The transfer ended because libcurl would have sent an unsafe request a second time.
+    var refusedRepeat = false
 
     init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: CurlBodyBytes?) {
         self.send = send
@@ -160,10 +166,10 @@ final class CurlTransfer {
         check(CurlOption.xferInfoData, ccurl_easy_setopt_pointer(easy, CurlOption.xferInfoData, context))
 
         let method = request.method.uppercased()
-        // libcurl sends a request again by itself when a reused connection dies before any
-        // answer — after the server may have processed it. Not for a request unsafe to repeat.
         let keyed = request.header(IdempotencyKey.headerName) != nil
-        if !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed) { set(CurlOption.freshConnect, 1) }
+        if !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed) {
+            guardAgainstRepeats(easy: easy, set: set, check: check)
+        }
         var hasContentType = false
         var list: UnsafeMutableRawPointer?
         for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {
@@ -291,6 +297,7 @@ final class CurlTransfer {
             headerLines = []
         } else if line.isEmpty {
             if statusCode >= 200 {
+                answeredSinceRequestBegan = true
                 send.transferReceivedHead(head)
             } else if statusCode >= 100 {
                 send.transferReceivedInformational(head)
