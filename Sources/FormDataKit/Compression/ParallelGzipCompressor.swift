@@ -213,8 +213,11 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
         liveWorkers = threads
         condition.unlock()
         for _ in 0..<threads {
-            let thread = Thread { [self] in work() }
-            thread.name = "FormDataKit gzip"
+            let thread = Thread { [self] in
+                // Named from the thread itself, so the system sees it (at most 15 bytes).
+                Thread.current.name = "FDK.Gzip"
+                work()
+            }
             thread.start()
         }
     }

@@ -160,7 +160,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         let handler = self.handler
         let number = requestNumber
-        let thread = Thread {
+        HandlerThreads.shared.run {
             let response: LoopbackHTTPServer.Response?
             do {
                 let answer = try handler(request, reader)
@@ -171,8 +171,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
             loopBound.eventLoop.execute { loopBound.value.answer(response, request: number) }
         }
-        thread.name = "FormDataKit receiver request"
-        thread.start()
     }
 
     /// The handler's thread is done with request `number`: writes its answer (or closes when

@@ -96,8 +96,11 @@ final class CurlEventLoop: @unchecked Sendable {
                 guard let handle = makeMulti() else { return false }
                 multi = handle
                 started = true
-                let thread = Thread { [self] in run() }
-                thread.name = "FormDataKit.CurlTransport"
+                let thread = Thread { [self] in
+                    // Named from the thread itself, so the system sees it (at most 15 bytes).
+                    Thread.current.name = "FDK.Curl"
+                    run()
+                }
                 thread.start()
             } else if let multi {
                 _ = ccurl_multi_wakeup(multi)
