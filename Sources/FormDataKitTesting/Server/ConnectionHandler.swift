@@ -30,6 +30,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     private let configuration: LoopbackHTTPServer.Configuration
+    private let handlerThreads: HandlerThreads
     private let handler: LoopbackHTTPServer.Handler
     private let log: LoopbackHTTPServer.Log
     private let socketWriter: SocketWriter
@@ -47,11 +48,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var bytesReceivedWhenIdle: Int64 = 0
 
     init(
-        configuration: LoopbackHTTPServer.Configuration, socketWriter: SocketWriter, handler: @escaping LoopbackHTTPServer.Handler,
+        configuration: LoopbackHTTPServer.Configuration, socketWriter: SocketWriter, handlerThreads: HandlerThreads,
+        handler: @escaping LoopbackHTTPServer.Handler,
         log: @escaping LoopbackHTTPServer.Log
     ) {
         self.configuration = configuration
         self.socketWriter = socketWriter
+        self.handlerThreads = handlerThreads
         self.handler = handler
         self.log = log
     }
@@ -160,7 +163,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         let handler = self.handler
         let number = requestNumber
-        HandlerThreads.shared.run {
+        handlerThreads.run {
             let response: LoopbackHTTPServer.Response?
             do {
                 let answer = try handler(request, reader)
@@ -169,7 +172,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             } catch {
                 response = nil  // the body broke off, or the handler gave up: nothing to answer
             }
-            loopBound.eventLoop.execute { loopBound.value.answer(response, request: number) }
+            return { loopBound.eventLoop.execute { loopBound.value.answer(response, request: number) } }
         }
     }
 

@@ -98,7 +98,9 @@ package final class LoopbackHTTPServer: Sendable {
     private static func makeBootstrap(
         configuration: Configuration, connections: ConnectionRegistry, log: @escaping Log, handler: @escaping Handler
     ) -> ServerBootstrap {
-        ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // The server's own handler threads (reused from request to request).
+        let handlerThreads = HandlerThreads()
+        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: configuration.backlog)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
@@ -131,7 +133,9 @@ package final class LoopbackHTTPServer: Sendable {
                         withOutboundHeaderValidation: true,
                         withEncoderConfiguration: HTTPResponseEncoder.Configuration(), withDecoderLimitConfiguration: limits)
                     try pipeline.addHandler(
-                        ConnectionHandler(configuration: configuration, socketWriter: socketWriter, handler: handler, log: log))
+                        ConnectionHandler(
+                            configuration: configuration, socketWriter: socketWriter, handlerThreads: handlerThreads, handler: handler,
+                            log: log))
                 }
             }
     }
