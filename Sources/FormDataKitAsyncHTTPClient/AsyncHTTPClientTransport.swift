@@ -25,6 +25,8 @@ import NIOSSL
 /// - One exchange per ``start(_:observer:)``: the send driver times sends out, follows
 ///   redirects (``redirectPolicy``) and inflates a gzip response body as it arrives.
 /// - Cancelling the task aborts the upload.
+/// - Interrupted uploads are resumed (`shouldResumeInterruptedUploads`) by creating the upload
+///   before its content: AsyncHTTPClient drops the `104` interim response.
 ///
 /// Create one transport for the life of the process (or use ``shared``) and call ``shutdown()``
 /// when done with a transport you created.
@@ -129,9 +131,12 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     /// streams from the parts.
     public var acceptedBodyForms: TransportBodyForms { .all }
 
-    /// None: the body arrives as it was sent (the send driver inflates gzip); TLS settings are the
-    /// client's (``Configuration/tlsConfiguration``), not per request.
-    public var capabilities: TransportCapabilities { [] }
+    /// Resumable uploads only: the body arrives as it was sent (the send driver inflates gzip);
+    /// TLS settings are the client's (``Configuration/tlsConfiguration``), not per request.
+    /// AsyncHTTPClient drops interim responses (it never reports a `104`), so a resumable upload
+    /// is created first (`OPTIONS`, then a creation request, then the body as an append: see
+    /// `TransportCapabilities.resumableUploads`).
+    public var capabilities: TransportCapabilities { [.resumableUploads] }
 
     /// ASIHTTPRequest's rules when ``Configuration/followsRedirects``; nil otherwise.
     public var redirectPolicy: RedirectPolicy? { configuration.followsRedirects ? RedirectPolicy() : nil }

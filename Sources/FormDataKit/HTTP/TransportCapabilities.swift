@@ -30,8 +30,14 @@ public struct TransportCapabilities: OptionSet, Sendable, Hashable {
     public static let decodesContentEncoding = TransportCapabilities(rawValue: 1 << 7)
     /// Resumes an upload whose connection was lost (Resumable Uploads for HTTP:
     /// ``NetworkOptions/resumesInterruptedUploads``). The send driver makes the offset and
-    /// append exchanges; the transport needs to report `104` interim responses
-    /// (``TransportObserver/transportDidReceiveInformationalResponse(_:)``), send `HEAD` and
-    /// `PATCH`, and take the rest of a body from an offset as ``TransportRequest/Body/source(_:)``.
+    /// append exchanges; the transport needs to send `OPTIONS`, `HEAD` and `PATCH` and take the
+    /// rest of a body from an offset as ``TransportRequest/Body/source(_:)``. With
+    /// ``informationalResponses`` the upload is announced with its content and the server's `104`
+    /// gives its URL; without, the driver asks the server first (`OPTIONS`) and creates the
+    /// upload before sending its content (one more round trip before the body).
     public static let resumableUploads = TransportCapabilities(rawValue: 1 << 8)
+    /// Reports interim (`1xx`) responses other than `100 Continue`
+    /// (``TransportObserver/transportDidReceiveInformationalResponse(_:)``), such as the `104`
+    /// of a resumable upload.
+    public static let informationalResponses = TransportCapabilities(rawValue: 1 << 9)
 }

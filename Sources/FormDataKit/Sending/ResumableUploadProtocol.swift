@@ -41,13 +41,55 @@ package enum ResumableUploadProtocol {
         return request
     }
 
+    /// The request that asks whether the server at `original`'s URL resumes uploads: `OPTIONS`
+    /// with the interop version (the server says so with `Upload-Limit`:
+    /// ``supportsResumableUploads(_:)``). Sent first by a transport that cannot report the `104`.
+    package static func optionsRequest(for original: TransportRequest) -> TransportRequest {
+        var request = original
+        request.method = "OPTIONS"
+        request.body = .none
+        request.headers = original.headers.filter { keepsOnResumption($0.name) }
+        request.headers.append((name: "Upload-Draft-Interop-Version", value: String(interopVersion)))
+        return request
+    }
+
+    /// Whether an `OPTIONS` answer says the server resumes uploads: it carries `Upload-Limit`.
+    package static func supportsResumableUploads(_ head: TransportResponseHead) -> Bool {
+        head.header("Upload-Limit") != nil
+    }
+
+    /// The request that creates the upload without its content (`Upload-Complete: ?0`, no body):
+    /// `original`'s method, URL and fields (its `Content-Type` and `Content-Encoding` describe
+    /// the upload), answered with `201` and the upload's `Location` (``createdUploadURL(in:requestURL:)``).
+    /// The content then goes as an append from offset 0. For a transport that cannot report the
+    /// `104` of an upload announced with its content.
+    package static func creationRequest(for original: TransportRequest) -> TransportRequest {
+        var request = original
+        request.body = .none
+        request.headers.removeAll { isProtocolHeader($0.name) || $0.name.equalsIgnoringASCIICase("Content-Length") }
+        request.headers.removeAll { $0.name.equalsIgnoringASCIICase("Expect") }
+        request.headers.append((name: "Upload-Draft-Interop-Version", value: String(interopVersion)))
+        request.headers.append((name: "Upload-Complete", value: "?0"))
+        return request
+    }
+
+    /// The upload resource a creation request's answer gives: a `201` with `Location`, resolved
+    /// against the URL the request went to; nil for anything else (the server's own answer).
+    package static func createdUploadURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
+        guard head.statusCode == 201 else { return nil }
+        return location(in: head, requestURL: requestURL)
+    }
+
     /// The request that sends the rest of `original`'s body, from `offset`, to the upload at
-    /// `location` and completes it.
-    package static func appendRequest(for original: TransportRequest, location: URL, offset: UInt64) -> TransportRequest {
+    /// `location` and completes it; on a fresh connection unless `freshConnection` is false (an
+    /// append after an interruption must not go on a connection that may be the lost one's).
+    package static func appendRequest(
+        for original: TransportRequest, location: URL, offset: UInt64, freshConnection: Bool = true
+    ) -> TransportRequest {
         var request = original
         request.url = location
         request.method = "PATCH"
-        request.opensFreshConnection = true
+        request.opensFreshConnection = freshConnection
         request.body = original.body.suffix(from: offset)
         request.headers = original.headers.filter { keepsOnResumption($0.name) }
         request.headers.append((name: "Content-Type", value: "application/partial-upload"))
@@ -60,7 +102,13 @@ package enum ResumableUploadProtocol {
     /// The upload resource of a `104` interim response: its `Location`, resolved against the URL
     /// the request went to; nil for another status or no usable `Location`.
     package static func resumptionURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
-        guard head.statusCode == uploadResumptionSupported, let location = head.header("Location"),
+        guard head.statusCode == uploadResumptionSupported else { return nil }
+        return location(in: head, requestURL: requestURL)
+    }
+
+    /// A response's `Location` as an absolute http(s) URL, resolved against `requestURL`.
+    private static func location(in head: TransportResponseHead, requestURL: URL) -> URL? {
+        guard let location = head.header("Location"),
             let url = URL(string: location.trimmingCharacters(in: .whitespaces), relativeTo: requestURL)?.absoluteURL,
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else { return nil }

@@ -13,6 +13,13 @@ import Foundation
 /// send fails with ``ResumableUploadProtocol/limitReached(_:lastError:)``. An exchange without a
 /// `104` (a server without support) fails as an ordinary send does. The exchanges it starts have
 /// negative ids, the send machine's positive ones.
+///
+/// For a transport that cannot report a `104` (``createsUploadFirst``), the send machine's
+/// exchange is not sent as it is: an `OPTIONS` asks whether the server resumes uploads (once per
+/// send); if it does, a creation request without the content gets the upload's URL (`201` with
+/// `Location`) and the whole body goes as an append from offset 0, resumed as above; if it does
+/// not, the exchange goes as an ordinary send. A creation answered otherwise (a `401`, a `413`)
+/// is the exchange's answer.
 package struct ResumableUploadStateMachine: Sendable {
     /// What the driver does: hand an event to the send machine, or start or stop an exchange.
     package enum Step: Sendable, Equatable {
@@ -27,6 +34,12 @@ package struct ResumableUploadStateMachine: Sendable {
     private enum Phase: Sendable, Equatable {
         /// The send machine's exchange is on the wire itself.
         case direct
+        /// Exchange `id` asks (`OPTIONS`) whether the server resumes uploads; `supported` once
+        /// its head said so.
+        case probing(id: Int, supported: Bool)
+        /// Exchange `id` creates the upload; `location` once its `201` gave one; `answered` once
+        /// its head was forwarded as the response (it was not a creation).
+        case creating(id: Int, location: URL?, answered: Bool)
         /// Exchange `id` asks the offset; `offset` once its head gave one.
         case asking(id: Int, offset: UInt64?, status: Int?)
         /// Exchange `id` appends from `offset`; `conflict` once it answered 409;
@@ -40,6 +53,11 @@ package struct ResumableUploadStateMachine: Sendable {
     package private(set) var resumptionURL: URL?
     /// How many times the upload was resumed (offset requests after a loss) over the send.
     package private(set) var resumeCount = 0
+    /// Whether the upload is created before its content is sent (the transport cannot report
+    /// the `104` that gives the upload's URL otherwise).
+    package let createsUploadFirst: Bool
+    /// Whether the server resumes uploads, once an `OPTIONS` said (``createsUploadFirst`` only).
+    private var serverSupport: Bool?
 
     /// The send machine's current exchange and its request.
     private var logical: (id: Int, request: TransportRequest)?
@@ -48,9 +66,11 @@ package struct ResumableUploadStateMachine: Sendable {
     private var lastError: FormDataError?
     private var nextID = -1
 
-    /// A machine that resumes at most `maximumResumptions` times per send.
-    package init(maximumResumptions: Int) {
+    /// A machine that resumes at most `maximumResumptions` times per send; `createsUploadFirst`
+    /// for a transport that cannot report a `104` interim response.
+    package init(maximumResumptions: Int, createsUploadFirst: Bool = false) {
         self.maximumResumptions = max(0, maximumResumptions)
+        self.createsUploadFirst = createsUploadFirst
     }
 
     // MARK: - The send machine's actions
@@ -64,7 +84,18 @@ package struct ResumableUploadStateMachine: Sendable {
             phase = .direct
             headSeen = false
             resumptionURL = nil
-            return [.startExchange(id: id, request: ResumableUploadProtocol.announcing(request))]
+            guard createsUploadFirst else { return [.startExchange(id: id, request: ResumableUploadProtocol.announcing(request))] }
+            switch serverSupport {
+            case nil:
+                let probe = takeID()
+                phase = .probing(id: probe, supported: false)
+                return [.startExchange(id: probe, request: ResumableUploadProtocol.optionsRequest(for: request))]
+            case true?:
+                let creation = create(request)
+                return [.startExchange(id: creation.id, request: creation.request)]
+            case false?:
+                return [action]
+            }
         case .cancelExchange(let id):
             guard logical?.id == id else { return [action] }
             let inFlight = phaseExchange
@@ -85,6 +116,8 @@ package struct ResumableUploadStateMachine: Sendable {
         guard id == phaseExchange else { return [] }
         switch phase {
         case .direct: return []
+        case .probing: return probing(event, logical: logical)
+        case .creating: return creating(event, logical: logical)
         case .asking: return asking(event, logical: logical)
         case .appending: return appending(event, logical: logical)
         }
@@ -94,7 +127,7 @@ package struct ResumableUploadStateMachine: Sendable {
     private var phaseExchange: Int? {
         switch phase {
         case .direct: return nil
-        case .asking(let id, _, _), .appending(let id, _, _, _): return id
+        case .probing(let id, _), .creating(let id, _, _), .asking(let id, _, _), .appending(let id, _, _, _): return id
         }
     }
 
@@ -111,6 +144,67 @@ package struct ResumableUploadStateMachine: Sendable {
             break
         }
         return [.forward(event)]
+    }
+
+    private mutating func probing(_ event: SendStateMachine.Event, logical: (id: Int, request: TransportRequest)) -> [Step] {
+        guard case .probing(let id, let supported) = phase else { return [] }
+        switch event {
+        case .responseHead(_, let head, _):
+            phase = .probing(id: id, supported: ResumableUploadProtocol.supportsResumableUploads(head))
+            return []
+        case .exchangeEnded(_, nil, _):
+            serverSupport = supported
+            guard supported else {
+                // An ordinary send: the exchange itself, as the send machine made it.
+                phase = .direct
+                return [.startExchange(id: logical.id, request: logical.request)]
+            }
+            let creation = create(logical.request)
+            return [.startExchange(id: creation.id, request: creation.request)]
+        case .exchangeEnded(_, let error?, let now):
+            // Nothing of the body went: the send machine's rules (a retry of a failed connect) apply.
+            phase = .direct
+            return [.forward(.exchangeEnded(id: logical.id, error: error, now: now))]
+        default:
+            return []
+        }
+    }
+
+    private mutating func creating(_ event: SendStateMachine.Event, logical: (id: Int, request: TransportRequest)) -> [Step] {
+        guard case .creating(let id, let location, let answered) = phase else { return [] }
+        switch event {
+        case .responseHead(_, let head, let now):
+            if let created = ResumableUploadProtocol.createdUploadURL(in: head, requestURL: logical.request.url) {
+                phase = .creating(id: id, location: created, answered: false)
+                return []
+            }
+            // Not a creation (a 401, a 413, a server that refused it): the exchange's answer.
+            headSeen = true
+            phase = .creating(id: id, location: nil, answered: true)
+            return [.forward(.responseHead(id: logical.id, head: head, now: now))]
+        case .bodyReceived(_, let count, let now):
+            return answered ? [.forward(.bodyReceived(id: logical.id, count: count, now: now))] : []
+        case .exchangeEnded(_, let error, let now):
+            if error == nil, !answered, let location {
+                // Created: the whole body goes as an append from 0, resumable from here on.
+                resumptionURL = location
+                let next = takeID()
+                phase = .appending(id: next, offset: 0, conflict: false, answered: false)
+                let append = ResumableUploadProtocol.appendRequest(for: logical.request, location: location, offset: 0, freshConnection: false)
+                return [.startExchange(id: next, request: append)]
+            }
+            phase = .direct
+            return [.forward(.exchangeEnded(id: logical.id, error: error, now: now))]
+        default:
+            return []
+        }
+    }
+
+    /// The exchange that creates the upload of `request` (``createsUploadFirst``), now the phase's.
+    private mutating func create(_ request: TransportRequest) -> (id: Int, request: TransportRequest) {
+        let id = takeID()
+        phase = .creating(id: id, location: nil, answered: false)
+        return (id, ResumableUploadProtocol.creationRequest(for: request))
     }
 
     private mutating func asking(_ event: SendStateMachine.Event, logical: (id: Int, request: TransportRequest)) -> [Step] {

@@ -79,7 +79,9 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval),
                 retryPolicy: retryPolicy, randomSeed: .random(in: .min ... .max)))
         if request.network.resumesInterruptedUploads, request.body.length > 0 {
-            resumption = ResumableUploadStateMachine(maximumResumptions: request.network.maximumUploadResumptions)
+            resumption = ResumableUploadStateMachine(
+                maximumResumptions: request.network.maximumUploadResumptions,
+                createsUploadFirst: !capabilities.contains(.informationalResponses))
         }
     }
 

@@ -20,12 +20,12 @@ struct ResumableUploadStateMachineTests {
         var progress: [Int64] = []
         var outcome: SendStateMachine.Outcome?
 
-        init(limit: Int = 3, body: TransportRequest.Body = .data(ResumableUploadStateMachineTests.body)) {
+        init(limit: Int = 3, body: TransportRequest.Body = .data(ResumableUploadStateMachineTests.body), createsUploadFirst: Bool = false) {
             let request = TransportRequest(
                 url: ResumableUploadStateMachineTests.url, method: "POST",
                 headers: [(name: "Content-Type", value: "text/plain"), (name: "X-Trace", value: "t1")], body: body, timeoutInterval: 0)
             send = SendStateMachine(request: request, configuration: .init())
-            resume = ResumableUploadStateMachine(maximumResumptions: limit)
+            resume = ResumableUploadStateMachine(maximumResumptions: limit, createsUploadFirst: createsUploadFirst)
         }
 
         mutating func feed(_ event: SendStateMachine.Event) {

@@ -178,7 +178,7 @@ public final class CurlTransport: FormDataTransport {
     public var capabilities: TransportCapabilities {
         [
             .challengeAuthentication, .proxies, .bandwidthLimit, .publicKeyPinning, .clientCertificates, .customTrust, .cookies,
-            .decodesContentEncoding, .resumableUploads,
+            .decodesContentEncoding, .resumableUploads, .informationalResponses,
         ]
     }
 
