@@ -163,7 +163,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "reliability-helper",
-            dependencies: ["FormDataKit"],
+            dependencies: ["FormDataKit", .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient))],
             path: "Tests/ReliabilityHelper"
         ),
         // Apple's HTTPResumableUploadHandler in front of a handler that records each completed

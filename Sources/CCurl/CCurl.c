@@ -1,10 +1,14 @@
 #include "CCurl.h"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 // Function types of the libcurl symbols used (declared here: libcurl's headers are not needed).
 typedef int (*global_init_fn)(long flags);
@@ -183,6 +187,26 @@ int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_c
 }
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback) {
     return api.easy_setopt(easy, option, callback);
+}
+// The socket-options callback of ccurl_easy_limit_unsent: `clientp` is the limit in bytes.
+// CURLSOCKTYPE_IPCXN (0) is a new connection's socket; CURL_SOCKOPT_OK (0) goes on either way
+// (a kernel without TCP_NOTSENT_LOWAT only keeps its larger backlog).
+static int ccurl_unsent_limit_sockopt(void *clientp, int socket, int purpose) {
+#ifdef TCP_NOTSENT_LOWAT
+    if (purpose == 0) {
+        int limit = (int)(intptr_t)clientp;
+        (void)setsockopt(socket, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &limit, sizeof limit);
+    }
+#else
+    (void)clientp;
+    (void)socket;
+    (void)purpose;
+#endif
+    return 0;
+}
+int ccurl_easy_limit_unsent(void *easy, int function_option, int data_option, int bytes) {
+    int code = api.easy_setopt(easy, function_option, ccurl_unsent_limit_sockopt);
+    return code != 0 ? code : api.easy_setopt(easy, data_option, (void *)(intptr_t)bytes);
 }
 int ccurl_easy_getinfo_long(void *easy, int info, long *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value) { return api.easy_getinfo(easy, info, value); }

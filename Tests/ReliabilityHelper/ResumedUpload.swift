@@ -4,20 +4,32 @@ import Glibc
 import FormDataKit
 import Foundation
 
+#if AsyncHTTPClient
+import FormDataKitAsyncHTTPClient
+#endif
+
 /// One upload sent with ``FormDataRequest/shouldResumeInterruptedUploads`` to `url` (the
 /// resumable-upload server, through the cutting relay). `format`: `multipart` (a field and a
 /// file part of `sizeKiB`), `urlencoded` (one value of `sizeKiB` in memory) or `raw` (the file as
 /// the body); `gzip` compresses the body. Reports the status, the server's answer, the sha256 of
 /// the bytes the client meant to send (the built, possibly compressed, body), the body length,
 /// the resumptions, the progress reported in all, the body bytes the transport sent over every
-/// exchange, the peak RSS.
-func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit: Int) -> Never {
+/// exchange, the peak RSS. `transport`: `curl` (CurlTransport) or `asynchttpclient` (with the
+/// AsyncHTTPClient trait: the upload is created first, there is no `104`).
+func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit: Int, transport name: String) -> Never {
     let directory = (try? TemporaryStorage.directory()) ?? NSTemporaryDirectory()
     let path = "\(directory)/resumed-source-\(getpid())"
     defer { unlink(path) }
     writePseudoRandomFile(path, sizeKiB: sizeKiB)
     let request = FormDataRequest(url: url)
-    let transport = CountingCurlTransport()
+    let transport: CountingTransport
+    switch name {
+    case "curl": transport = CountingTransport(base: CurlTransport())
+    #if AsyncHTTPClient
+    case "asynchttpclient": transport = CountingTransport(base: AsyncHTTPClientTransport.shared)
+    #endif
+    default: report(["error": "transport \(name) is not in this build"])
+    }
     request.transport = transport
     request.shouldResumeInterruptedUploads = true
     request.numberOfTimesToResumeUpload = limit
@@ -114,11 +126,13 @@ func sha256OfBuiltBody(_ request: FormDataRequest) -> String {
     return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
 
-/// CurlTransport, counting the body bytes it hands to the network over every exchange (the
+/// A transport, counting the body bytes it hands to the network over every exchange (the
 /// first attempt, each append): what the client sent in all.
-final class CountingCurlTransport: FormDataTransport {
-    let base = CurlTransport()
+final class CountingTransport: FormDataTransport {
+    let base: any FormDataTransport
     let sent = ProgressLog()
+
+    init(base: any FormDataTransport) { self.base = base }
 
     var acceptedBodyForms: TransportBodyForms { base.acceptedBodyForms }
     var inMemoryBodyLimit: UInt64 { base.inMemoryBodyLimit }

@@ -9,8 +9,9 @@
 //                                               process's peak thread count while they run
 //   reliability-helper cookie-flood COUNT URL [PER-DOMAIN]   COUNT sends to URL/<n> (a server setting 50 cookies of ~4 KB
 //                                               each); the jar's cookie count and the peak RSS after
-//   reliability-helper resume FORMAT SIZE_KIB GZIP URL LIMIT   one upload (multipart|urlencoded|raw) with resumable
-//                                               uploads on; the server's answer, the body's sha256, resumptions, peak RSS
+//   reliability-helper resume FORMAT SIZE_KIB GZIP URL LIMIT [curl|asynchttpclient]   one upload
+//                                               (multipart|urlencoded|raw) with resumable uploads on; the server's
+//                                               answer, the body's sha256, resumptions, peak RSS
 //   reliability-helper queue COUNT SIZE_KIB URL   COUNT uploads of a SIZE_KIB file through one NetworkQueue,
 //                                               4 at a time; resident set queued and at peak
 #if canImport(Glibc)
@@ -88,7 +89,7 @@ case "cookie-flood":
 case "resume":
     runResumedUpload(
         format: arguments[2], sizeKiB: Int(arguments[3]) ?? 0, gzip: arguments[4] == "1", url: URL(string: arguments[5])!,
-        limit: Int(arguments[6]) ?? 3)
+        limit: Int(arguments[6]) ?? 3, transport: arguments.count > 7 ? arguments[7] : "curl")
 case "queue":
     runQueuedUploads(count: Int(arguments[2]) ?? 0, sizeKiB: Int(arguments[3]) ?? 0, url: URL(string: arguments[4])!)
 default:

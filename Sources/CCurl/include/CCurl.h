@@ -50,6 +50,11 @@ int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback 
 int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback);
+/// Sets `CURLOPT_SOCKOPTFUNCTION` (`function_option`) and `CURLOPT_SOCKOPTDATA` (`data_option`)
+/// so that each new connection's socket gets `TCP_NOTSENT_LOWAT` = `bytes`: at most about that
+/// many bytes wait unsent in the kernel (a lost connection loses less of the body). Returns the
+/// first failing setopt's code, or 0.
+int ccurl_easy_limit_unsent(void *easy, int function_option, int data_option, int bytes);
 int ccurl_easy_getinfo_long(void *easy, int info, long *value);
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value);
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value);

@@ -190,7 +190,8 @@ package struct ResumableUploadStateMachine: Sendable {
                 resumptionURL = location
                 let next = takeID()
                 phase = .appending(id: next, offset: 0, conflict: false, answered: false)
-                let append = ResumableUploadProtocol.appendRequest(for: logical.request, location: location, offset: 0, freshConnection: false)
+                let append = ResumableUploadProtocol.appendRequest(
+                    for: logical.request, location: location, offset: 0, freshConnection: false)
                 return [.startExchange(id: next, request: append)]
             }
             phase = .direct

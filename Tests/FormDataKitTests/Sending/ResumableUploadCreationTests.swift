@@ -67,7 +67,8 @@ struct ResumableUploadCreationTests {
     func withoutSupport() {
         var pair = Self.probed(Self.head(200, ["Allow": "GET, POST"]))
         let exchange = pair.last
-        #expect(exchange.id == 1 && exchange.request.method == "POST" && exchange.request.body == .data(ResumableUploadStateMachineTests.body))
+        #expect(
+            exchange.id == 1 && exchange.request.method == "POST" && exchange.request.body == .data(ResumableUploadStateMachineTests.body))
         #expect(exchange.request.header("Upload-Complete") == nil && exchange.request.header("Upload-Draft-Interop-Version") == nil)
         pair.feed(.bodySent(id: 1, totalBytesSent: 10, now: 3))
         pair.feed(.responseHead(id: 1, head: Self.head(200), now: 4))

@@ -44,6 +44,8 @@ enum CurlOption {
     static let httpGet = long + 80
     static let freshConnect = long + 74
     static let prereqFunction = functionPoint + 312
+    static let sockoptFunction = functionPoint + 148
+    static let sockoptData = objectPoint + 149
     static let prereqData = objectPoint + 313
     static let noSignal = long + 99
     static let acceptEncoding = objectPoint + 102

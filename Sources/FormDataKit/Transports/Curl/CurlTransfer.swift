@@ -137,6 +137,12 @@ final class CurlTransfer {
         // it by itself (it rewinds and retries a request whose reused connection died before
         // any answer, which would repeat a stale Upload-Offset).
         if request.opensFreshConnection { set(CurlOption.freshConnect, 1) }
+        // A resumable upload keeps little unsent in the kernel: a lost connection loses it.
+        if request.network.resumesInterruptedUploads {
+            check(
+                CurlOption.sockoptFunction,
+                ccurl_easy_limit_unsent(easy, CurlOption.sockoptFunction, CurlOption.sockoptData, CurlTransport.resumableUnsentLimit))
+        }
         if let trust = configuration.trust {
             if !trust.certificates.isEmpty {
                 let bundle = Data(trust.certificates.map(Self.pem(of:)).joined(separator: "\n").utf8)

@@ -187,6 +187,11 @@ public final class CurlTransport: FormDataTransport {
     /// exchange starts (never on the transport's thread). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
+    /// The unsent bytes a resumable upload's connection keeps in the kernel at most
+    /// (`TCP_NOTSENT_LOWAT`): without it Linux lets several MiB wait there, all lost and sent
+    /// again when the connection is cut. 128 KiB.
+    static let resumableUnsentLimit: Int32 = 128 << 10
+
     /// The error of a send started after ``shutdown()``.
     static let stoppedError = FormDataError.connectionFailure(
         underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "The curl transport has stopped"))
