@@ -7,7 +7,8 @@ import Foundation
 extension AFHTTPSessionManager {
     /// Whether an upload whose connection is lost mid-body is resumed from the server's offset
     /// (Resumable Uploads for HTTP; off by default). Needs `CurlTransport` (the default on
-    /// Linux): with another transport each task fails before sending, naming the setting.
+    /// Linux) or `AsyncHTTPClientTransport`: with `URLSessionTransport` each task fails before
+    /// sending, naming the setting.
     public var shouldResumeInterruptedUploads: Bool {
         get { settings.withLock { $0.resumesInterruptedUploads } }
         set { settings.withLock { $0.resumesInterruptedUploads = newValue } }
@@ -25,8 +26,8 @@ extension AFHTTPSessionManager {
 /// Resumable uploads for AFNetworking 2's operations (see ``AFHTTPSessionManager/shouldResumeInterruptedUploads``).
 extension AFURLConnectionOperation {
     /// Whether the operation's upload is resumed from the server's offset when its connection is
-    /// lost mid-body (off by default; `CurlTransport` only — another transport fails the
-    /// operation before sending, naming the setting).
+    /// lost mid-body (off by default; `CurlTransport` or `AsyncHTTPClientTransport` —
+    /// `URLSessionTransport` fails the operation before sending, naming the setting).
     public var shouldResumeInterruptedUploads: Bool {
         get { state.withLock { $0.resumesInterruptedUploads } }
         set { state.withLock { $0.resumesInterruptedUploads = newValue } }

@@ -10,13 +10,16 @@ import Foundation
 /// sends the rest from there (`PATCH`, `Upload-Offset`, `application/partial-upload`), read
 /// straight from the parts (or from the compressed file of a gzip body: the offset counts
 /// compressed bytes) — nothing the server has is sent again. A server without support (no `104`)
-/// makes it an ordinary send. Only ``CurlTransport`` resumes; other transports fail the send
-/// before anything is sent, naming the setting.
+/// makes it an ordinary send. ``CurlTransport`` resumes so; `AsyncHTTPClientTransport`, which
+/// never reports a `104`, creates the upload first (`OPTIONS`, then a creation request without
+/// the content, answered `201` with the upload's URL, then the body as a `PATCH` from 0: see
+/// ``TransportCapabilities/resumableUploads``); ``URLSessionTransport`` fails the send before
+/// anything is sent, naming the setting.
 extension FormDataRequest {
     /// Whether an upload whose connection is lost mid-body is resumed from the server's offset
-    /// rather than failing (off by default). Needs ``CurlTransport`` (the default on Linux):
-    /// another transport fails the send with ``FormDataError/unableToCreateRequest(underlying:)``
-    /// naming `shouldResumeInterruptedUploads`.
+    /// rather than failing (off by default). Needs ``CurlTransport`` (the default on Linux) or
+    /// `AsyncHTTPClientTransport`: ``URLSessionTransport`` fails the send with
+    /// ``FormDataError/unableToCreateRequest(underlying:)`` naming `shouldResumeInterruptedUploads`.
     public var shouldResumeInterruptedUploads: Bool {
         get { sending.withLock { $0.settings.network.resumesInterruptedUploads } }
         set { sending.withLock { $0.settings.network.resumesInterruptedUploads = newValue } }
@@ -32,7 +35,8 @@ extension FormDataRequest {
         set { sending.withLock { $0.settings.network.maximumUploadResumptions = max(0, newValue) } }
     }
 
-    /// The upload's URL on the server (the `Location` of its `104` answer), once the send has
+    /// The upload's URL on the server (the `Location` of its `104`, or of the `201` that created
+    /// it), once the send has
     /// started and the server said it can resume; nil otherwise. Kept after the send ends.
     public var uploadResumptionURL: URL? {
         sending.withLock { state in
