@@ -117,10 +117,12 @@ let package = Package(
         .executableTarget(
             name: "formdata-bench",
             // formdata-bench-child is an executable, listed so that building formdata-bench builds
-            // it too: the driver runs it as a measured child process.
+            // it too: the driver runs it as a measured child process. So is ResumableUploadServer
+            // with its trait: the `resume` workload sends to it (without the trait, not built).
             dependencies: [
                 "FormDataKit", .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
                 "FormDataKitTesting", "formdata-bench-child",
+                .target(name: "ResumableUploadServer", condition: .when(traits: resumableUploadServer)),
             ]
         ),
         .executableTarget(

@@ -16,16 +16,20 @@ import Foundation
 // ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
 // 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload),
 // queue (W8: 200 uploads of 1 MiB through one NetworkQueue, 8 at a time, vs curl --parallel
-// --parallel-max 8; see QueueWorkload).
+// --parallel-max 8; see QueueWorkload), resume (a multipart form of --size-mib MiB, 256 by default,
+// sent with shouldResumeInterruptedUploads to Apple's resumable-upload server handler through a
+// relay: uninterrupted, and cut three times; see ResumeWorkload — it needs the ResumableUploadServer
+// executable built with the ResumableUploadServer trait, beside this one or --resumable-server PATH,
+// and is skipped without it).
 // --quick uses small sizes (CI runs it so the harness cannot rot). --compare-with BENCH adds, in
 // W5 (the curl transport's default rows) and W7, a row for another build's `formdata-bench`
 // (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
-// with this target), except the senders of W5, concurrent and W7, which run as `--child send`,
-// `--child concurrent`, `--child w7` and `--child queue`.
+// with this target), except the senders of W5, concurrent, W7, queue and resume, which run as `--child send`,
+// `--child concurrent`, `--child w7`, `--child queue` and `--child resume`.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue|resume ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -36,6 +40,7 @@ func main() throws {
         case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
         case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
         case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
+        case "resume": try ResumeWorkload.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -45,6 +50,7 @@ func main() throws {
     var sizeMiB: Int?
     var outPath: String?
     var chartPath: String?
+    var resumableServer: String?
     var workloads: [String] = []
     while !arguments.isEmpty {
         let argument = arguments.removeFirst()
@@ -54,6 +60,9 @@ func main() throws {
         case "--size-mib": sizeMiB = arguments.isEmpty ? nil : Int(arguments.removeFirst())
         case "--out": outPath = arguments.isEmpty ? nil : arguments.removeFirst()
         case "--chart": chartPath = arguments.isEmpty ? nil : arguments.removeFirst()
+        case "--resumable-server":
+            guard !arguments.isEmpty else { throw BenchError.usage(usage) }
+            resumableServer = arguments.removeFirst()
         case "--compare-with":
             guard !arguments.isEmpty else { throw BenchError.usage(usage) }
             comparedBuild = arguments.removeFirst()
@@ -64,7 +73,7 @@ func main() throws {
         }
     }
     if workloads.isEmpty {
-        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue"]
+        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue", "resume"]
     }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
@@ -93,6 +102,9 @@ func main() throws {
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
         case "queue", "w8":
             try QueueWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
+        case "resume":
+            try ResumeWorkload.run(
+                totalMiB: sizeMiB ?? (quick ? 8 : 256), runs: runCount, server: resumableServer, in: directory, into: &report)
         default:
             throw BenchError.usage("unknown workload \(workload)\n\(usage)")
         }
