@@ -89,7 +89,7 @@ extension FormSnapshot {
             guard let a, let b else { return a == nil && b == nil }
             return ignoringCase ? a.caseInsensitiveCompare(b) == .orderedSame : a == b
         }
-        func show(_ value: String?) -> String { value.map { $0.debugDescription } ?? "(missing)" }
+        func show(_ value: String?) -> String { value.map { $0.quotedForTerminal } ?? "(missing)" }
 
         if method != other.method { note("method", show(method), show(other.method)) }
         if url != other.url { note("url", show(url), show(other.url)) }
@@ -143,7 +143,7 @@ extension FormSnapshot {
                 let left = leftByName[name] ?? []
                 let right = rightByName[name] ?? []
                 for index in 0..<max(left.count, right.count) {
-                    let label = "part \(name.debugDescription)" + (max(left.count, right.count) > 1 ? " #\(index + 1)" : "")
+                    let label = "part \(name.quotedForTerminal)" + (max(left.count, right.count) > 1 ? " #\(index + 1)" : "")
                     comparePart(
                         index < left.count ? left[index].element : nil, index < right.count ? right[index].element : nil,
                         label: label, tolerance: tolerance, note: note)
@@ -168,7 +168,7 @@ extension FormSnapshot {
             note(label, left.map(Self.describe) ?? "(missing)", right.map(Self.describe) ?? "(missing)")
             return
         }
-        func show(_ value: String?) -> String { value.map { $0.debugDescription } ?? "(none)" }
+        func show(_ value: String?) -> String { value.map { $0.quotedForTerminal } ?? "(none)" }
         if left.name != right.name {
             // A different part altogether: one line with both.
             note(label, Self.describe(left), Self.describe(right))
@@ -186,7 +186,8 @@ extension FormSnapshot {
         }
         if leftOther != rightOther {
             note(
-                "\(label) headers", leftOther.joined(separator: "; ").debugDescription, rightOther.joined(separator: "; ").debugDescription)
+                "\(label) headers", leftOther.joined(separator: "; ").quotedForTerminal,
+                rightOther.joined(separator: "; ").quotedForTerminal)
         }
         if left.sha256 != right.sha256 || left.size != right.size {
             var rhs = Self.summary(right)
@@ -222,7 +223,8 @@ extension FormSnapshot {
         if found.isEmpty { return "equivalent" }
         var lines = ["\(found.count) difference\(found.count == 1 ? "" : "s") (\(labels.0) ≠ \(labels.1)):"]
         for difference in found { lines.append("  \(difference.location): \(labels.0) \(difference.lhs) ≠ \(labels.1) \(difference.rhs)") }
-        return lines.joined(separator: "\n")
+        // Values are quoted and escaped already; a header's name is as the client sent it.
+        return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }
 
     /// The snapshot, one line per item: method and URL, headers, content type, parts.
@@ -241,7 +243,8 @@ extension FormSnapshot {
         case .urlEncoded, .multipart:
             for (index, part) in parts.enumerated() { lines.append("  part \(index + 1): \(Self.describe(part))") }
         }
-        return lines.joined(separator: "\n")
+        // The URL and the headers are as the client sent them: escaped, as the values are.
+        return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }
 
     // MARK: - Helpers
@@ -260,25 +263,25 @@ extension FormSnapshot {
     }
 
     static func describe(_ part: Part) -> String {
-        var text = part.name.debugDescription
-        if let fileName = part.fileName { text += " file \(fileName.debugDescription)" }
+        var text = part.name.quotedForTerminal
+        if let fileName = part.fileName { text += " file \(fileName.quotedForTerminal)" }
         if let type = part.contentType { text += " (\(type))" }
         if part.isFile || part.content == nil || part.size > 80 {
             text += " \(summary(part))"
         } else {
-            text += " = \((part.text ?? "").debugDescription)"
+            text += " = \((part.text ?? "").quotedForTerminal)"
         }
         return text
     }
 
     static func summary(_ part: Part) -> String {
-        if !part.isFile, part.size <= 80, let text = part.text { return text.debugDescription }
+        if !part.isFile, part.size <= 80, let text = part.text { return text.quotedForTerminal }
         return "\(part.size) bytes, sha256 \(part.sha256.prefix(16))…"
     }
 
     static func summary(_ data: Data?) -> String {
         guard let data else { return "(none)" }
-        if data.count <= 200, let text = String(data: data, encoding: .utf8) { return text.debugDescription }
+        if data.count <= 200, let text = String(data: data, encoding: .utf8) { return text.quotedForTerminal }
         return "\(data.count) bytes, sha256 \(SHA256.hex(data).prefix(16))…"
     }
 
@@ -309,4 +312,12 @@ extension FormSnapshot {
         else { return false }
         return canonicalLeft == canonicalRight
     }
+}
+
+extension String {
+    /// The string quoted and escaped as Swift writes a literal (`"a\u{1B}"`), with C1 controls
+    /// (such as U+009B, the one-byte CSI), line separators and bidirectional formatting
+    /// characters escaped too (``TerminalText/escaped(_:keepingNewlines:)``): a value a client sent
+    /// cannot drive the terminal a difference report is printed on.
+    var quotedForTerminal: String { TerminalText.escaped(debugDescription) }
 }

@@ -75,6 +75,20 @@ struct FormSnapshotTests {
                 """)
     }
 
+    @Test("a report and a snapshot escape C1 controls (U+009B, the one-byte CSI) as they escape ESC")
+    func reportsEscapeC1Controls() throws {
+        let csi = "\u{9B}31mred\u{202E}"
+        let left = try Self.snapshot(
+            Self.multipart("B", [("name", nil, nil, "x" + csi)]), boundary: "B", headers: [ReceivedHeader(name: "X-Note", value: csi)])
+        let right = try Self.snapshot(Self.multipart("B", [("name", nil, nil, "y\u{1B}[31mred")]), boundary: "B")
+        let report = left.diffReport(against: right)
+        for text in [report, left.description] {
+            #expect(!text.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x202E }, "\(text)")
+            #expect(text.contains(#"\u{9B}31mred\u{202E}"#), "\(text)")
+        }
+        #expect(report.contains(#""y\u{1B}[31mred""#), "\(report)")
+    }
+
     @Test func gzipBodiesAreInflatedFirst() throws {
         let plain = Data("a=1&b=x%20y".utf8)
         let headers = [ReceivedHeader(name: "Content-Type", value: "application/x-www-form-urlencoded")]
