@@ -98,13 +98,25 @@ extension Reliability {
                     + "peak RSS \(peak / 1024) MiB")
         }
 
-        @Test("a server without resumable uploads: the same cut fails the send as an ordinary connection failure")
-        func withoutServerSupport() async throws {
-            // The fault server's plain upload route never answers 104.
+        /// The transports of this build that resume uploads.
+        static var transports: [String] {
+            #if AsyncHTTPClient
+            return ["curl", "asynchttpclient"]
+            #else
+            return ["curl"]
+            #endif
+        }
+
+        @Test(
+            "a server without resumable uploads: the same cut fails the send as an ordinary connection failure",
+            arguments: transports)
+        func withoutServerSupport(transport: String) async throws {
+            // The fault server's plain upload route never answers 104, and its OPTIONS answer (501)
+            // has no Upload-Limit: over AsyncHTTPClient the upload goes as an ordinary request.
             let server = try await FaultServer.start()
             let run = try await ResumableRun.start(cuts: [200_000], upstreamPort: server.port, afterAnswer: false)
             let output = try await Subprocess.run([
-                Subprocess.helperPath, "resume", "raw", "1024", "0", run.url("/upload/plain").absoluteString, "5",
+                Subprocess.helperPath, "resume", "raw", "1024", "0", run.url("/upload/plain").absoluteString, "5", transport,
             ])
             _ = await run.stop()
             await server.stop()
