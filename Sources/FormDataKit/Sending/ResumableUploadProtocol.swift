@@ -32,21 +32,22 @@ package enum ResumableUploadProtocol {
 
     /// The request that asks the server how many bytes of the upload at `location` it has.
     package static func offsetRequest(for original: TransportRequest, location: URL) -> TransportRequest {
-        var request = original
-        request.url = location
-        request.method = "HEAD"
-        request.body = .none
-        request.headers = original.headers.filter { keepsOnResumption($0.name) }
-        request.headers.append((name: "Upload-Draft-Interop-Version", value: String(interopVersion)))
-        return request
+        bodiless(original, method: "HEAD", url: location)
     }
 
     /// The request that asks whether the server at `original`'s URL resumes uploads: `OPTIONS`
     /// with the interop version (the server says so with `Upload-Limit`:
     /// ``supportsResumableUploads(_:)``). Sent first by a transport that cannot report the `104`.
     package static func optionsRequest(for original: TransportRequest) -> TransportRequest {
+        bodiless(original, method: "OPTIONS", url: original.url)
+    }
+
+    /// A request of the protocol without content: `method` to `url`, `original`'s fields but
+    /// the body's description, and the interop version.
+    private static func bodiless(_ original: TransportRequest, method: String, url: URL) -> TransportRequest {
         var request = original
-        request.method = "OPTIONS"
+        request.url = url
+        request.method = method
         request.body = .none
         request.headers = original.headers.filter { keepsOnResumption($0.name) }
         request.headers.append((name: "Upload-Draft-Interop-Version", value: String(interopVersion)))
@@ -132,6 +133,18 @@ package enum ResumableUploadProtocol {
             underlying: UnderlyingError(
                 domain: errorDomain, code: limit,
                 message: "The upload was interrupted again after numberOfTimesToResumeUpload (\(limit)) resumptions\(cause)"))
+    }
+
+    /// The error a send fails with when the server said it resumes uploads but answered the
+    /// creation of one with a success that gives no upload URL (`statusCode`): the body was not
+    /// sent, so the send must not look answered.
+    package static func uploadNotCreated(statusCode: Int, url: URL) -> FormDataError {
+        .connectionFailure(
+            underlying: UnderlyingError(
+                domain: errorDomain, code: statusCode,
+                message:
+                    "\(url.absoluteString) said it resumes uploads (Upload-Limit) but answered the upload's creation with HTTP \(statusCode) "
+                    + "and no usable Location: the body was not sent"))
     }
 
     /// The error a send fails with when the server no longer has the upload or answers the

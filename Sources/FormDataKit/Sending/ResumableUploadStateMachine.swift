@@ -58,6 +58,8 @@ package struct ResumableUploadStateMachine: Sendable {
     package let createsUploadFirst: Bool
     /// Whether the server resumes uploads, once an `OPTIONS` said (``createsUploadFirst`` only).
     private var serverSupport: Bool?
+    /// The status of a creation answered with success but no upload URL.
+    private var creationStatus: Int?
 
     /// The send machine's current exchange and its request.
     private var logical: (id: Int, request: TransportRequest)?
@@ -178,6 +180,12 @@ package struct ResumableUploadStateMachine: Sendable {
                 phase = .creating(id: id, location: created, answered: false)
                 return []
             }
+            if (200..<300).contains(head.statusCode) {
+                // A success without the upload's URL: the body was never sent, so it cannot be
+                // the send's answer (it fails when the exchange ends).
+                creationStatus = head.statusCode
+                return []
+            }
             // Not a creation (a 401, a 413, a server that refused it): the exchange's answer.
             headSeen = true
             phase = .creating(id: id, location: nil, answered: true)
@@ -194,6 +202,10 @@ package struct ResumableUploadStateMachine: Sendable {
                     for: logical.request, location: location, offset: 0, freshConnection: false)
                 return [.startExchange(id: next, request: append)]
             }
+            if error == nil, !answered, let status = creationStatus {
+                return fail(
+                    ResumableUploadProtocol.uploadNotCreated(statusCode: status, url: logical.request.url), now: now, logical: logical)
+            }
             phase = .direct
             return [.forward(.exchangeEnded(id: logical.id, error: error, now: now))]
         default:
@@ -205,6 +217,7 @@ package struct ResumableUploadStateMachine: Sendable {
     private mutating func create(_ request: TransportRequest) -> (id: Int, request: TransportRequest) {
         let id = takeID()
         phase = .creating(id: id, location: nil, answered: false)
+        creationStatus = nil
         return (id, ResumableUploadProtocol.creationRequest(for: request))
     }
 

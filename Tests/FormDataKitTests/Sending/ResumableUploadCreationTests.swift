@@ -91,6 +91,21 @@ struct ResumableUploadCreationTests {
         #expect(head.statusCode == 413 && pair.started.count == 2)
     }
 
+    @Test("a creation answered with success but no Location fails the send with a typed error: the body never went")
+    func createdWithoutLocation() {
+        var pair = Self.probed(Self.head(200, ["Upload-Limit": "min-size=0"]))
+        pair.feed(.responseHead(id: -2, head: Self.head(201), now: 3))
+        pair.feed(.bodyReceived(id: -2, count: 2, now: 3))
+        pair.feed(.exchangeEnded(id: -2, error: nil, now: 4))
+        guard case .failure(.connectionFailure(let underlying))? = pair.outcome else {
+            Issue.record("not failed: \(String(describing: pair.outcome))")
+            return
+        }
+        #expect(underlying.domain == "FormDataKit.UploadResumption" && underlying.code == 201)
+        #expect(underlying.message.contains("the body was not sent") && underlying.message.contains("example.test/upload"))
+        #expect(pair.started.count == 2 && pair.progress.isEmpty)
+    }
+
     @Test("a failed OPTIONS fails the exchange with its error (nothing of the body went)")
     func probeFails() {
         var pair = Pair(createsUploadFirst: true)
