@@ -53,7 +53,7 @@ final class ResponseReceiving: @unchecked Sendable {
     /// - Returns: its Content-Length, if any.
     func responseHead(_ head: TransportResponseHead) -> UInt64? {
         received = 0
-        let length = head.header("Content-Length").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        let length = head.contentLength
         expected = length ?? 0
         if let file { queueWrite(0) { (_) throws(FormDataError) in try file.restart() } }
         return length

@@ -11,7 +11,7 @@ extension SendContext {
         let delegate = callbacks.delegate.value
         let headersBlock = callbacks.headersReceivedBlock
         let sizeBlock = membership.observer == nil ? callbacks.downloadSizeIncrementedBlock : nil
-        let length = expected ?? head.header("Content-Length").flatMap { UInt64($0.trimmingCharacters(in: .whitespaces)) }
+        let length = expected ?? head.contentLength
         guard delegate != nil || headersBlock != nil || membership.observer != nil || (sizeBlock != nil && length != nil) else { return }
         let request = self.request
         let headers = head.headers

@@ -9,7 +9,7 @@ import Foundation
 /// transport resumes the transfer on its own thread.
 ///
 /// Memory is bounded: two chunks of `chunkSize` bytes (or of the body's length, when shorter),
-/// allocated on first use. A worker fills a free chunk while the other is copied out; one worker
+/// taken on first use from ``ReadAheadMemory`` and given back to it at the end. A worker fills a free chunk while the other is copied out; one worker
 /// at a time reads a given body, in order. A body held wholly in memory is copied directly,
 /// without a worker. ``restart(at:)`` (libcurl rewinding the body) and ``cancel()`` abandon a read
 /// in progress: a worker stuck in it keeps its chunk until it returns, then drops what it read.
@@ -38,6 +38,8 @@ package final class BodyReadAhead: @unchecked Sendable {
 
     private struct Chunk {
         var memory: UnsafeMutableRawPointer?
+        /// The size class `memory` came from (``ReadAheadMemory``).
+        var capacity = 0
         var state = ChunkState.free
         var count = 0
         var consumed = 0
@@ -46,6 +48,7 @@ package final class BodyReadAhead: @unchecked Sendable {
     private let source: BodySource
     private let chunkSize: Int
     private let pool: BodyReaderPool
+    private let memory: ReadAheadMemory
     private let onReady: @Sendable (BodyReadAhead) -> Void
     /// The reader of a body held in memory (the consumer's thread only).
     private var memoryReader: BodyReader?
@@ -70,18 +73,19 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// (with this read-ahead) on a worker thread when a read that said ``ReadResult/wouldBlock``
     /// can go on.
     package init(
-        source: BodySource, chunkSize: Int, pool: BodyReaderPool = .shared,
+        source: BodySource, chunkSize: Int, pool: BodyReaderPool = .shared, memory: ReadAheadMemory = .shared,
         onReady: @escaping @Sendable (BodyReadAhead) -> Void
     ) {
         self.source = source
         self.chunkSize = Int(clamping: min(UInt64(max(1, chunkSize)), max(1, source.length)))
         self.pool = pool
+        self.memory = memory
         self.onReady = onReady
         if source.isInMemory { memoryReader = source.makeReader() }
     }
 
     deinit {
-        for chunk in chunks { chunk.memory?.deallocate() }
+        for chunk in chunks { if let pointer = chunk.memory { memory.give(pointer, capacity: chunk.capacity) } }
     }
 
     /// Starts reading before the first ``read(into:capacity:)`` asks (nothing for a body in memory).
@@ -169,7 +173,9 @@ package final class BodyReadAhead: @unchecked Sendable {
             }
             chunks[index].state = .filling
             if chunks[index].memory == nil {
-                chunks[index].memory = UnsafeMutableRawPointer.allocate(byteCount: chunkSize, alignment: 16)
+                let taken = memory.take(byteCount: chunkSize)
+                chunks[index].memory = taken.memory
+                chunks[index].capacity = taken.capacity
             }
             let reader = self.reader ?? Self.reader(of: source, from: readerOffset, chunkSize: chunkSize)
             self.reader = nil

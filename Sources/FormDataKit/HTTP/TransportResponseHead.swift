@@ -31,8 +31,24 @@ public struct TransportResponseHead: Sendable, Equatable {
     /// Whether the body carries a content encoding (`gzip`…): it is decoded, and so bounded by the
     /// decompressed-size limit.
     public var isContentEncoded: Bool {
-        guard let encoding = header("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
-        return !encoding.isEmpty && encoding != "identity"
+        guard let value = header("Content-Encoding") else { return false }
+        let encoding = Self.trimmingBlanks(value)
+        return !encoding.isEmpty && !encoding.equalsIgnoringASCIICase("identity")
+    }
+
+    /// The `Content-Length` header as a number (spaces and tabs around it ignored); nil when
+    /// there is none or it is not a decimal number.
+    package var contentLength: UInt64? {
+        header("Content-Length").flatMap { UInt64(Self.trimmingBlanks($0)) }
+    }
+
+    /// `value` without the spaces and tabs (RFC 9110's optional whitespace) around it; compares
+    /// bytes, as every response's head goes through here.
+    static func trimmingBlanks(_ value: String) -> Substring {
+        let scalars = value.unicodeScalars
+        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }) else { return value[value.endIndex...] }
+        let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" })!
+        return value[first...last]
     }
 
     /// The value of header `name`, compared case-insensitively.
