@@ -17,7 +17,12 @@ package enum FileInspection {
     /// is not a regular file, or an unreadable file is a ``FormDataError`` naming the path. A path
     /// whose U+FFFD stand for bytes that were not UTF-8 in a file's name is
     /// ``FormDataError/fileNameNotUTF8(path:)``, naming the file by its real bytes.
-    package static func regularFileSize(at path: String) throws(FormDataError) -> UInt64 {
+    ///
+    /// With `checkingFileSystem` false, the `statfs(2)` for kernel file systems is left out: for a
+    /// file checked in full when it was added, whose every read opens it and checks the open
+    /// descriptor in full (``regularFileSize(descriptor:path:)``); a form's build checks its
+    /// files on every send.
+    package static func regularFileSize(at path: String, checkingFileSystem: Bool = true) throws(FormDataError) -> UInt64 {
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno
@@ -25,7 +30,7 @@ package enum FileInspection {
             throw OpenedFileRange.openError(path: path, errno: code)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
-        if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(path: path) {
+        if let kind = kind(ofMode: info.st_mode) ?? (checkingFileSystem ? pseudoFileSystemKind(path: path) : nil) {
             throw .notARegularFile(path: path, kind: kind)
         }
         guard access(path, R_OK) == 0 else { throw .fileUnreadable(path: path, errno: errno) }

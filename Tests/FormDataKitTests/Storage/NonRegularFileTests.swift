@@ -66,6 +66,22 @@ struct NonRegularFileTests {
         #expect(throws: FormDataError.notARegularFile(path: path, kind: "FIFO")) { try request.buildPostBody() }
     }
 
+    @Test("an empty file swapped for a link to a /proc file after addFile: the send fails naming it (the read checks the opened file)")
+    func procFileSwappedBeforeSend() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        // Empty, as /proc files say they are: the build's size check cannot tell them apart.
+        let path = try scratch.write("empty.txt", "")
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+        request.transport = CurlTransport.shared
+        try request.addFile(path, forKey: "notes")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/proc/self/status")
+        let error = request.startSynchronous()
+        #expect("\(String(describing: error))".contains("procfs file"), "\(String(describing: error))")
+        #expect("\(String(describing: error))".contains(path), "\(String(describing: error))")
+    }
+
     @Test("when a body is read, each is refused without blocking: the FIFO is opened non-blocking")
     func refusedWhenRead() throws {
         let special = try SpecialFiles()
