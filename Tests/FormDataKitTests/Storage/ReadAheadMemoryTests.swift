@@ -59,7 +59,7 @@ struct ReadAheadMemoryTests {
             #expect(bytes == (try source.readAll()), "body \(seed) differs")
             // The worker that read the end may still hold the read-ahead for a moment after
             // waking us: its chunks come back when the last reference goes.
-            weak var released = readAhead
+            weak let released = readAhead
             readAhead = nil
             let deadline = Date().addingTimeInterval(10)
             while released != nil, Date() < deadline { usleep(1_000) }
