@@ -7,25 +7,43 @@ cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${1:-30}"
 swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld 2>&1 | tail -1
 BIN="$(swift build -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld --show-bin-path)"
-status=0
-for pair in FuzzParser:parser FuzzInflate:inflate FuzzCapture:capture FuzzReceiver:receiver; do
-  target="${pair%%:*}"; corpus="${pair##*:}"
-  work="$(mktemp -d)"; log="$work/$target.log"
+# Each fuzzer is one thread: two run at once (the machine's two cores), each for its full time.
+fuzz_one() {
+  local target="$1" corpus="$2" work="$3"
+  local log="$work/$target.log"
   # FuzzReceiver's server finishes each connection on its own threads after the input returns
   # (the handler thread, NIO's close): LeakSanitizer's check after each input would report what
   # is still in flight. AddressSanitizer stays on; -rss_limit_mb bounds real growth.
-  extra=()
+  local extra=()
   if [ "$target" = FuzzReceiver ]; then extra=(-detect_leaks=0); fi
   # Output to a file, not a pipe (libFuzzer with a pipe on stdout can hang in some harnesses).
   if "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -artifact_prefix="$work/" "${extra[@]}" \
-      "$work" "Corpus/$corpus" > "$log" 2>&1; then
-    result="0 crashes"
+      "$work/corpus" "Corpus/$corpus" > "$log" 2>&1; then
+    echo 0 > "$work/status"
   else
-    result="CRASH (see below)"; status=1
-    tail -40 "$log"
+    echo 1 > "$work/status"
   fi
-  runs="$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' || echo '?')"
-  echo "fuzz $target: $runs executions in ${SECONDS_PER_TARGET}s, $result"
-  rm -rf "$work"
+}
+status=0
+for round in "FuzzParser:parser FuzzInflate:inflate" "FuzzCapture:capture FuzzReceiver:receiver"; do
+  works=()
+  for pair in $round; do
+    target="${pair%%:*}"; corpus="${pair##*:}"
+    work="$(mktemp -d)"; mkdir "$work/corpus"; works+=("$target:$work")
+    fuzz_one "$target" "$corpus" "$work" &
+  done
+  wait
+  for entry in "${works[@]}"; do
+    target="${entry%%:*}"; work="${entry#*:}"; log="$work/$target.log"
+    if [ "$(cat "$work/status" 2>/dev/null)" = 0 ]; then
+      result="0 crashes"
+    else
+      result="CRASH (see below)"; status=1
+      tail -40 "$log"
+    fi
+    runs="$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' || echo '?')"
+    echo "fuzz $target: $runs executions in ${SECONDS_PER_TARGET}s, $result"
+    rm -rf "$work"
+  done
 done
 exit $status
