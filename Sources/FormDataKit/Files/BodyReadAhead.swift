@@ -9,8 +9,8 @@ import Foundation
 /// transport resumes the transfer on its own thread.
 ///
 /// Memory is bounded: two chunks of `chunkSize` bytes (or of the body's length, when shorter),
-/// taken on first use from ``ReadAheadMemory`` and given back to it at the end. A worker fills a free chunk while the other is copied out; one worker
-/// at a time reads a given body, in order. A body held wholly in memory is copied directly,
+/// taken on first use from ``ReadAheadMemory`` and given back to it at the end. A worker fills a
+/// free chunk while the other is copied out; one worker at a time reads a given body, in order. A body held wholly in memory is copied directly,
 /// without a worker. ``restart(at:)`` (libcurl rewinding the body) and ``cancel()`` abandon a read
 /// in progress: a worker stuck in it keeps its chunk until it returns, then drops what it read.
 package final class BodyReadAhead: @unchecked Sendable {

@@ -30,9 +30,11 @@ package final class ReadAheadMemory: @unchecked Sendable {
         for pointers in kept.values { for pointer in pointers { pointer.deallocate() } }
     }
 
-    /// The size class of a chunk of `byteCount` bytes: the power of two at or above it, at least 16 KiB.
+    /// The size class of a chunk of `byteCount` bytes: the power of two at or above it, at least
+    /// 16 KiB (beyond 1 TiB, the count itself: no power of two to round to past `Int`'s range).
     package static func capacity(for byteCount: Int) -> Int {
         let wanted = max(16 << 10, byteCount)
+        guard wanted <= 1 << 40 else { return wanted }
         return wanted.nonzeroBitCount == 1 ? wanted : 1 << (Int.bitWidth - (wanted - 1).leadingZeroBitCount)
     }
 

@@ -77,6 +77,11 @@ struct NonRegularFileTests {
         try request.addFile(path, forKey: "notes")
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/proc/self/status")
+        // The build checks size and type only (the empty size matches); reading the built body
+        // opens the file and refuses it, exactly.
+        try request.buildPostBody()
+        let built = try #require(request.state.withLock { $0.built })
+        #expect(throws: FormDataError.notARegularFile(path: path, kind: "procfs file")) { try built.source.readAll() }
         let error = request.startSynchronous()
         #expect("\(String(describing: error))".contains("procfs file"), "\(String(describing: error))")
         #expect("\(String(describing: error))".contains(path), "\(String(describing: error))")

@@ -13,6 +13,8 @@ struct ReadAheadMemoryTests {
         #expect(ReadAheadMemory.capacity(for: (16 << 10) + 1) == 32 << 10)
         #expect(ReadAheadMemory.capacity(for: 256 << 10) == 256 << 10)
         #expect(ReadAheadMemory.capacity(for: 300_000) == 512 << 10)
+        // No power of two past Int's range to round to: the count itself, never a trap.
+        #expect(ReadAheadMemory.capacity(for: Int.max) == Int.max)
     }
 
     @Test("a returned chunk is handed out again for its size class, and only for it")
