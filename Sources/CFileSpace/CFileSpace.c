@@ -1,6 +1,7 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #endif
 #include <errno.h>
@@ -29,5 +30,24 @@ int64_t cfilespace_filesystem_type(int fd, const char *path) {
     (void)fd;
     (void)path;
     return 0;
+#endif
+}
+
+int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offset) {
+#if defined(__linux__) && defined(RWF_NOWAIT)
+    struct iovec piece = {buffer, (size_t)count};
+    for (;;) {
+        ssize_t got = preadv2(fd, &piece, 1, (off_t)offset, RWF_NOWAIT);
+        if (got >= 0) return (int64_t)got;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) return -EAGAIN;
+        return -errno;
+    }
+#else
+    (void)fd;
+    (void)buffer;
+    (void)count;
+    (void)offset;
+    return -EAGAIN;
 #endif
 }

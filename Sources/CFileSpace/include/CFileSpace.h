@@ -14,4 +14,11 @@ int cfilespace_reserve(int fd, int64_t length);
 /// told, and on other platforms. Swift's Glibc module does not expose `statfs`.
 int64_t cfilespace_filesystem_type(int fd, const char *path);
 
+/// Reads up to `count` bytes at `offset` of the open file `fd` into `buffer` only from what the
+/// system already holds in memory (Linux: preadv2(2) with RWF_NOWAIT): never waits for a disk
+/// or a network. Returns the bytes read (0 at the end of the file); -EAGAIN when the read would
+/// have to wait or cannot be done without waiting (the file system does not support it, other
+/// platforms); another negated errno value when the read failed.
+int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offset);
+
 #endif

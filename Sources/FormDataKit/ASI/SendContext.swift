@@ -121,7 +121,7 @@ final class SendContext: @unchecked Sendable {
             return state.current.cancelRequested
         }
         if cancelNow { driver.cancel() }
-        driver.start()
+        BodyBuildingThread.run { driver.start() }
     }
 
     /// One event of the driver (in order, one at a time).

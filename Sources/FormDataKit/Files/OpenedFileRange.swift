@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CFileSpace
 import Foundation
 
 /// An open file whose size has been checked against the size recorded when the body length was
@@ -87,6 +88,27 @@ package final class OpenedFileRange {
             if remaining == 0 { try checkSizeAgain() }
             return got
         }
+    }
+
+    /// Reads the rest of the range into `buffer` (room for ``remaining`` bytes) only from what the
+    /// system already holds in memory, never waiting for a disk or a network (`preadv2` with
+    /// `RWF_NOWAIT`). Returns false when a read would have to wait, or the file system cannot
+    /// say (then some bytes may have been read: read the rest with ``read(into:)``); true once
+    /// the range is read and the file's size checked once more.
+    /// - Throws: as ``read(into:)``.
+    package func readRestWithoutWaiting(into buffer: UnsafeMutableRawPointer) throws(FormDataError) -> Bool {
+        while remaining > 0 {
+            let got = cfilespace_read_cached(descriptor, buffer + Int(consumed), Int64(remaining), Int64(range.offset + consumed))
+            if got == -Int64(EAGAIN) { return false }
+            if got < 0 { throw .fileUnreadable(path: range.path, errno: Int32(-got)) }
+            if got == 0 {
+                try checkSizeAgain()
+                throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: range.offset + consumed)
+            }
+            consumed += UInt64(got)
+        }
+        try checkSizeAgain()
+        return true
     }
 
     /// Calls `body` with consecutive chunks of at most `size` bytes until the range is read.

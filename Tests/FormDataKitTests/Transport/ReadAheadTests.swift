@@ -119,6 +119,40 @@ struct ReadAheadTests {
         }
     }
 
+    @Test(
+        "a small form sent where it was built goes out exact whether its file is in memory (read there) or was dropped from it (read on the pool)"
+    )
+    func smallBodyReadWhereBuiltOrOnPool() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            for evicting in [false, true] {
+                let file = try ScratchBytes(count: 20_000, seed: evicting ? 87 : 86)
+                defer { file.remove() }
+                let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: file.path, transport: transport)
+                try request.buildPostBody()
+                let expected = SHA256.hex(try #require(request.bodySource).readAll())
+                if evicting, try !file.evictFromMemory() { continue }  // a file system that keeps files in memory
+                let outcome = await ThreadedSend(request).outcome(within: 30)
+                #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+                #expect(receiver.requests.last?.bodySHA256 == expected)
+            }
+        }
+    }
+
+    @Test("while the file-system seam is set, a small body is never read where it was built (the seam stands for a file system that waits)")
+    func seamForcesPool() throws {
+        let file = try ScratchBytes(count: 1_000, seed: 88)
+        defer { file.remove() }
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
+        try request.addFile(file.path, forKey: "file")
+        try request.buildPostBody()
+        let source = try #require(request.bodySource)
+        #expect(CurlBodyBytes.readWithoutWaiting(source) != nil)
+        let gate = OpenGate(blocking: [], for: 1)
+        defer { gate.release() }
+        #expect(CurlBodyBytes.readWithoutWaiting(source) == nil)
+    }
+
     // MARK: - Helpers
 
     /// Sends `count` forms with `file` one after another on `transport`; each must be answered 200

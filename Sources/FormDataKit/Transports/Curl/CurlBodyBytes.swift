@@ -40,5 +40,47 @@ final class CurlBodyBytes: @unchecked Sendable {
         self.count = min(filled, count)
     }
 
+    private init(memory: UnsafeMutableRawPointer, count: Int) {
+        self.memory = memory
+        self.count = count
+    }
+
+    /// All of `source` read on the calling thread, or nil unless every file part is read at once
+    /// from what the system holds in memory (``OpenedFileRange/readRestWithoutWaiting(into:)``)
+    /// and found unchanged. Nil also on any file error: the reader pool's read reports it, as
+    /// it always has. Call only on a thread that may touch the files (``BodyBuildingThread``).
+    static func readWithoutWaiting(_ source: BodySource) -> CurlBodyBytes? {
+        // The test seam stands for a file system whose opens and reads wait.
+        guard OpenedFileRange.openHook.current == nil else { return nil }
+        let count = Int(clamping: source.length)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        if readEverySegmentWithoutWaiting(of: source, into: memory, count: count) {
+            return CurlBodyBytes(memory: memory, count: count)
+        }
+        memory.deallocate()
+        return nil
+    }
+
+    /// Whether all `count` bytes of `source` were copied into `memory`, none of its files waited for.
+    private static func readEverySegmentWithoutWaiting(of source: BodySource, into memory: UnsafeMutableRawPointer, count: Int) -> Bool {
+        var filled = 0
+        for segment in source.segments {
+            let length = Int(clamping: segment.length)
+            guard length <= count - filled else { return false }
+            switch segment.content {
+            case .bytes(let data):
+                data.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { (memory + filled).copyMemory(from: base, byteCount: length) }
+                }
+            case .file(let range):
+                guard let file = try? OpenedFileRange(range), (try? file.readRestWithoutWaiting(into: memory + filled)) == true else {
+                    return false
+                }
+            }
+            filled += length
+        }
+        return filled == count
+    }
+
     deinit { memory.deallocate() }
 }

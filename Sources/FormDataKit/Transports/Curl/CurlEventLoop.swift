@@ -4,14 +4,15 @@ import Foundation
 /// The thread that drives one libcurl multi handle: every transfer of one ``CurlTransport``.
 ///
 /// Other threads never touch libcurl handles: they queue a command (start or cancel a send, or
-/// resume a transfer whose body has bytes again) and wake the thread with `curl_multi_wakeup`.
+/// resume a transfer whose body has bytes again) and wake the thread with `curl_multi_wakeup`
+/// when it sleeps (a busy thread takes the command on its next round).
 /// The thread runs `curl_multi_perform`, collects finished transfers, and sleeps in
 /// `curl_multi_poll` until a socket is ready, one of libcurl's timers is due, or a command
 /// arrives (the idle clock is the send driver's: it cancels). It never reads a file: bodies come
 /// from a ``BodyReadAhead``. Connections stay in the multi handle's cache between transfers, so
 /// sends to the same host reuse them. Started on first use; stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
-    // `@unchecked`: `commands`, `thread` and `stopped` are guarded by `lock`; `multi` and
+    // `@unchecked`: `commands`, `started`, `sleeping`, `stopRequested` and `stopped` are guarded by `lock`; `multi` and
     // `active` are touched only by the loop's own thread (and `multi` by `curl_multi_wakeup`
     // under `lock`, which libcurl allows from any thread).
     private enum Command {
@@ -24,6 +25,10 @@ final class CurlEventLoop: @unchecked Sendable {
     private let lock = NSLock()
     private var commands: [Command] = []
     private var started = false
+    /// Whether the thread is (about to be) asleep in `curl_multi_poll` with no command queued:
+    /// only then does a new command wake it (a busy thread takes it next round, and the
+    /// wake-up's socket write and the extra round it causes are saved).
+    private var sleeping = false
     private var stopRequested = false
     private var stopped = false
     /// Signalled once the thread has released every libcurl handle and ended.
@@ -102,7 +107,8 @@ final class CurlEventLoop: @unchecked Sendable {
                     run()
                 }
                 thread.start()
-            } else if let multi {
+            } else if sleeping, let multi {
+                sleeping = false
                 _ = ccurl_multi_wakeup(multi)
             }
             return true
@@ -136,8 +142,14 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = ccurl_multi_perform(multi, &running)
             collectFinished(multi)
             if let fresh = closeIdleConnections(multi) { multi = fresh }
+            // Asleep only with nothing queued: a command queued since the round began is taken now.
+            let idle = lock.withLock { () -> Bool in
+                sleeping = commands.isEmpty && !stopRequested
+                return sleeping
+            }
             var ready: Int32 = 0
-            _ = ccurl_multi_poll(multi, 1000, &ready)
+            _ = ccurl_multi_poll(multi, idle ? 1000 : 0, &ready)
+            if idle { lock.withLock { sleeping = false } }
         }
         // Stopped: fail what is left, then release libcurl's handles.
         // (Commands are released outside the lock: releasing a send can release the transport,

@@ -211,6 +211,12 @@ public final class CurlTransport: FormDataTransport {
         let send = CurlSend(transport: self, request: request, observer: observer)
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
+        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit,
+            BodyBuildingThread.isCurrent, let bytes = CurlBodyBytes.readWithoutWaiting(source)
+        {
+            // Started where the body was built, its files already in memory: read here, no hand-off.
+            send.preload(bytes)
+            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
         } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit {
             // A small body with file parts is read whole on the reader pool first, then sent
             // from memory: no read-ahead hand-offs (a pause and a resume) per small form.

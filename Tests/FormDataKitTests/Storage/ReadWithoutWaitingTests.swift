@@ -1,0 +1,138 @@
+import CFileSpace
+import Foundation
+import Testing
+@testable import FormDataKit
+
+/// Reading a small body where it was built, only from what the system holds in memory: the
+/// thread mark, the non-waiting read of one file range, and the curl transport's whole-body read
+/// that falls back to the reader pool whenever a file would wait or fails.
+@Suite("Reading a body without waiting")
+struct ReadWithoutWaitingTests {
+    @Test("the building-thread mark holds only inside run, is restored after a nested run, and never shows on another thread")
+    func threadMark() {
+        #expect(!BodyBuildingThread.isCurrent)
+        var inside: [Bool] = []
+        let onOtherThread = Locked<Bool?>(nil)
+        BodyBuildingThread.run {
+            inside.append(BodyBuildingThread.isCurrent)
+            BodyBuildingThread.run { inside.append(BodyBuildingThread.isCurrent) }
+            inside.append(BodyBuildingThread.isCurrent)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                onOtherThread.withLock { $0 = BodyBuildingThread.isCurrent }
+                done.signal()
+            }
+            done.wait()
+        }
+        #expect(inside == [true, true, true])
+        #expect(onOtherThread.current == false)
+        #expect(!BodyBuildingThread.isCurrent)
+    }
+
+    @Test("a file the system holds in memory is read whole, at its offset, without waiting")
+    func readsCachedRange() throws {
+        let file = try ScratchBytes(count: 50_000, seed: 3)
+        defer { file.remove() }
+        let range = FileRange(path: file.path, offset: 1000, length: 40_000, expectedFileSize: 50_000)
+        let opened = try OpenedFileRange(range)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 40_000, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(try opened.readRestWithoutWaiting(into: buffer.baseAddress!))
+        #expect(Data(buffer) == file.bytes[1000..<41_000])
+        #expect(opened.remaining == 0)
+    }
+
+    @Test("a file the system no longer holds in memory is not waited for: false, and read(into:) goes on from there")
+    func evictedFileIsNotWaitedFor() throws {
+        let file = try ScratchBytes(count: 300_000, seed: 4)
+        defer { file.remove() }
+        guard try file.evictFromMemory() else {
+            // tmpfs and the like keep files only in memory: nothing there ever waits.
+            let note = "the temporary directory's file system keeps files in memory: this test needs a disk file system"
+            if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
+            return
+        }
+        let opened = try OpenedFileRange(FileRange(path: file.path, length: 300_000, expectedFileSize: 300_000))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_000, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(try !opened.readRestWithoutWaiting(into: buffer.baseAddress!))
+        var filled = Int(opened.range.length - opened.remaining)
+        while opened.remaining > 0 {
+            filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+        }
+        #expect(Data(buffer) == file.bytes)
+    }
+
+    @Test("a file that changed size since the build fails the read, naming it, as a waiting read does")
+    func changedFileFails() throws {
+        let file = try ScratchBytes(count: 10_000, seed: 5)
+        defer { file.remove() }
+        let opened = try OpenedFileRange(FileRange(path: file.path, length: 10_000, expectedFileSize: 10_000))
+        let handle = try #require(FileHandle(forWritingAtPath: file.path))
+        try handle.truncate(atOffset: 6_000)
+        try handle.close()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 10_000, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(throws: FormDataError.fileChanged(path: file.path, expectedSize: 10_000, actualSize: 6_000)) {
+            _ = try opened.readRestWithoutWaiting(into: buffer.baseAddress!)
+        }
+    }
+
+    @Test("the curl transport's whole-body read: exact bytes of a form with files in memory; nil when a file would wait or is gone")
+    func wholeBody() throws {
+        let cached = try ScratchBytes(count: 3_000, seed: 6)
+        let evicted = try ScratchBytes(count: 200_000, seed: 7)
+        defer {
+            cached.remove()
+            evicted.remove()
+        }
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
+        request.addPostValue("a value", forKey: "field")
+        try request.addFile(cached.path, forKey: "first")
+        try request.addFile(cached.path, forKey: "second")
+        try request.buildPostBody()
+        let source = try #require(request.bodySource)
+        let bytes = try #require(CurlBodyBytes.readWithoutWaiting(source))
+        #expect(Data(bytes: bytes.baseAddress, count: bytes.count) == (try source.readAll()))
+
+        let waiting = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
+        try waiting.addFile(evicted.path, forKey: "file")
+        try waiting.buildPostBody()
+        let waitingSource = try #require(waiting.bodySource)
+        if try evicted.evictFromMemory() { #expect(CurlBodyBytes.readWithoutWaiting(waitingSource) == nil) }
+        cached.remove()
+        #expect(CurlBodyBytes.readWithoutWaiting(source) == nil)  // the pool's read reports the error
+    }
+}
+
+/// A scratch file of seeded bytes in the temporary directory.
+struct ScratchBytes {
+    let path: String
+    let bytes: Data
+
+    init(count: Int, seed: UInt64) throws {
+        var generator = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        bytes = Data(
+            (0..<count).map { _ in
+                generator ^= generator << 13
+                generator ^= generator >> 7
+                generator ^= generator << 17
+                return UInt8(truncatingIfNeeded: generator)
+            })
+        path = NSTemporaryDirectory() + "fdk-nowait-\(UUID().uuidString).bin"
+        try bytes.write(to: URL(fileURLWithPath: path))
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    /// Writes the file out and asks the system to drop it from memory; whether it did (a read
+    /// that must not wait then says so: false on a file system that keeps files in memory).
+    func evictFromMemory() throws -> Bool {
+        let descriptor = open(path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FormDataError.fileUnreadable(path: path, errno: errno) }
+        defer { close(descriptor) }
+        guard fdatasync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED)) == 0 else { return false }
+        var probe: UInt8 = 0
+        return cfilespace_read_cached(descriptor, &probe, 1, 0) == -Int64(EAGAIN)
+    }
+}
