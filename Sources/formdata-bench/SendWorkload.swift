@@ -21,8 +21,10 @@ import Foundation
 /// short to time against process start-up, so a child sends the same form `sends` times in a row
 /// (10 at 1–64 MiB, 20 below 1 MiB) and times each send with its own clock — FormDataKit's
 /// children time each build + send (a new `FormDataRequest` per send; the transport and its
-/// connections are reused) and print the times, `curl` makes the transfers in one process with
-/// `--next` and prints `-w %{time_total}` for each. The row's time is the median send of a run
+/// connections are reused) from `startSynchronous` to its return and print the times (and,
+/// apart, the time each form took to set up before it: the request, its fields, `addFile`),
+/// `curl` makes the transfers in one process with `--next` and prints `-w %{time_total}` for
+/// each, which also starts once the transfer's form is set up. The row's time is the median send of a run
 /// (the first send, which also connects and, in FormDataKit, starts the transport lazily, is in
 /// the note as "first").
 enum SendWorkload {
@@ -257,13 +259,17 @@ enum SendWorkload {
         if arguments[0] == "curl-limit-1m" { FormDataRequest.maxBandwidthPerSecond = 1 << 20 }
         let files = Array(arguments.dropFirst(2))
         var times: [Double] = []
+        var setupTimes: [Double] = []
         for index in 0..<sends {
-            let start = ContinuousClock.now
+            let setupStart = ContinuousClock.now
             let request = FormDataRequest(url: url)
             request.transport = transport
             request.timeOutSeconds = 120
             for field in 0..<10 { request.addPostValue("value \(field)", forKey: "field\(field)") }
             for (fileIndex, file) in files.enumerated() { try request.addFile(file, forKey: "file\(fileIndex)") }
+            // The send's clock starts here, as curl's time_total starts after its form is set up.
+            let start = ContinuousClock.now
+            setupTimes.append(seconds(start - setupStart))
             request.startSynchronous()
             if let error = request.error { throw BenchError.childFailed("send \(index + 1) of \(sends) failed: \(error)") }
             guard request.responseStatusCode == 200 else {
@@ -272,6 +278,7 @@ enum SendWorkload {
             times.append(seconds(ContinuousClock.now - start))
         }
         for time in times { print("formdata-bench-seconds \(time)") }
+        for time in setupTimes { print("\(MeasuredCase.setupPrefix)\(time)") }
     }
 
     /// The transport a child names: `curl` (``CurlTransport/shared``, or a new instance when
@@ -293,101 +300,4 @@ enum SendWorkload {
 
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
-/// A W5 or `concurrent` case: its row, its command, and how its time is read.
-struct MeasuredCase {
-    enum Timing {
-        /// One send; the process's wall time.
-        case wallClock
-        /// `sends` sends; the child prints `formdata-bench-seconds S` for each.
-        case childClock(sends: Int)
-        /// `sends` transfers of one `curl` process, each printing `-w %{time_total}`.
-        case curlTimeTotal(sends: Int)
-
-        var sends: Int {
-            switch self {
-            case .wallClock: 1
-            case .childClock(let sends), .curlTimeTotal(let sends): sends
-            }
-        }
-
-        var note: String {
-            switch self {
-            case .wallClock: ""
-            case .childClock(let sends): "; per send: median of \(sends) sequential build + sends in one process (its own clock per send)"
-            case .curlTimeTotal(let sends): "; per send: median of \(sends) transfers in one curl (--next), -w %{time_total}"
-            }
-        }
-    }
-
-    var row: ResultRow
-    var timing: Timing
-    var command: [String]
-    /// The requests the receiver must have read completely per run (`timing.sends` unless set).
-    var requests: Int?
-    var failed = false
-    /// The first send's time in each run (for `childClock` and `curlTimeTotal`).
-    var firstSendSeconds: [Double] = []
-    /// The command's CPU time (user + system, its descendants included) in each run.
-    var cpuSeconds: [Double] = []
-
-    /// The row, its note ending with the median CPU time of the command (one send: the whole
-    /// process is the send) or the median first send (several sends).
-    var finishedRow: ResultRow {
-        guard !failed else { return row }
-        var row = row
-        if timing.sends > 1, !firstSendSeconds.isEmpty {
-            row.note += String(format: "; first send %.2f ms", median(firstSendSeconds) * 1000)
-        } else if timing.sends == 1, !cpuSeconds.isEmpty {
-            row.note += String(format: "; cpu %.2f s (median, user + sys)", median(cpuSeconds))
-        }
-        return row
-    }
-
-    /// Runs the command once, checks its exit status and what the receiver got (every request,
-    /// each body over `bodyBytesAbove`), and adds its time and peak RSS to `row`; on a failure,
-    /// marks the row and adds a line to `failures`.
-    mutating func measure(receiver: DiscardReceiver, bodyBytesAbove: Int, stdoutPath: String, failures: inout [String]) {
-        receiver.reset()
-        let child = runMeasured(command, stdoutPath: stdoutPath)
-        let output = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
-        let stats = receiver.stats
-        let wanted = requests ?? timing.sends
-        var problem: String?
-        var seconds = child.seconds
-        var times: [Double] = []
-        if child.status != 0 {
-            problem = "exited \(child.status) (its error is on stderr above)"
-        } else if stats.requests != wanted || stats.minimumBodyBytes <= bodyBytesAbove {
-            problem =
-                "the receiver read \(stats.requests) request(s) (want \(wanted)), smallest body \(stats.minimumBodyBytes) bytes (want > \(bodyBytesAbove))"
-        } else {
-            switch timing {
-            case .wallClock: break
-            case .childClock:
-                let prefix = "formdata-bench-seconds "
-                times = output.split(separator: "\n").filter { $0.hasPrefix(prefix) }.compactMap { Double($0.dropFirst(prefix.count)) }
-            case .curlTimeTotal:
-                times = output.split(separator: "\n").compactMap { Double($0) }
-            }
-            if timing.sends > 1 {
-                if times.count == timing.sends {
-                    seconds = median(times)
-                    firstSendSeconds.append(times[0])
-                } else {
-                    problem = "printed \(times.count) send times, want \(timing.sends)"
-                }
-            }
-        }
-        if let problem {
-            failed = true
-            row.note = "FAILED: \(problem)"
-            failures.append("\(row.workload) · \(row.tool): \(problem) — command: \(command.prefix(6).joined(separator: " "))…")
-            return
-        }
-        row.seconds.append(seconds)
-        row.peakRSSKiB = max(row.peakRSSKiB ?? 0, child.peakRSSKiB)
-        cpuSeconds.append(child.cpuSeconds)
-    }
 }

@@ -34,7 +34,7 @@ final class CurlTransfer {
     private(set) var statusCode = 0
     private(set) var reasonPhrase: String?
     private(set) var headerLines: [(name: String, value: String)] = []
-    private var uploadedOnWire: Int64 = 0
+    private var uploadReports: UploadProgressReports
     /// `Set-Cookie` lines in this exchange's responses (the jar is checked when there were any).
     private var setCookieLines = 0
 
@@ -61,6 +61,7 @@ final class CurlTransfer {
         errorBuffer.initialize(repeating: 0, count: 256)
         bodySource = request.body.segments
         bodyBytes = body
+        uploadReports = UploadProgressReports(bodyLength: Int64(clamping: request.body.length))
     }
 
     deinit {
@@ -327,15 +328,16 @@ final class CurlTransfer {
     /// The exchange has ended (on the event loop's thread): when the responses set cookies, the
     /// jar is checked against its limits and written to its file, before the send completes.
     func exchangeEnded() {
+        if let report = uploadReports.ended(now: SendTimer.now) {
+            send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
+        }
         cookieJar?.transferEnded(setCookieLines: setCookieLines, file: cookieJarFile)
     }
 
     /// Progress: bytes of the body on the wire.
     fileprivate func progress(uploaded: Int64, downloaded: Int64) {
-        if uploaded > uploadedOnWire {
-            let increment = uploaded - uploadedOnWire
-            uploadedOnWire = uploaded
-            send.transferSentBody(totalBytesSent: uploaded, increment: increment)
+        if let report = uploadReports.sent(uploaded, now: SendTimer.now) {
+            send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
         }
     }
 
