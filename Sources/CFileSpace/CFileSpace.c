@@ -1,6 +1,7 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #endif
@@ -49,5 +50,20 @@ int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offs
     (void)count;
     (void)offset;
     return -EAGAIN;
+#endif
+}
+
+int cfilespace_random(void *buffer, int64_t count) {
+#if defined(__linux__)
+    for (;;) {
+        ssize_t got = getrandom(buffer, (size_t)count, 0);
+        if (got == (ssize_t)count) return 0;
+        if (got < 0 && errno == EINTR) continue;
+        return -1;
+    }
+#else
+    (void)buffer;
+    (void)count;
+    return -1;
 #endif
 }

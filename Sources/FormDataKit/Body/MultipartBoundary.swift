@@ -1,3 +1,4 @@
+import CFileSpace
 import Foundation
 
 /// Multipart boundaries for both façades: the shapes they generate, the one RFC 2046 check, and
@@ -61,12 +62,9 @@ package enum MultipartBoundary {
     /// A random (version 4) UUID in its uppercase 8-4-4-4-12 text form, from the system's
     /// random generator: Foundation's `UUID()` opens and reads `/dev/urandom` each time on Linux.
     private static func randomUUIDString() -> String {
-        var generator = SystemRandomNumberGenerator()
         var bytes = [UInt8](repeating: 0, count: 16)
-        for half in 0..<2 {
-            let value: UInt64 = generator.next()
-            for index in 0..<8 { bytes[half * 8 + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
-        }
+        // One draw of 16 bytes (one getrandom call; SystemRandomNumberGenerator makes one per 8).
+        bytes.withUnsafeMutableBytes { fillRandom($0) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
         bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
         let digits = Array("0123456789ABCDEF".utf8)
@@ -78,6 +76,20 @@ package enum MultipartBoundary {
             text.append(digits[Int(byte & 0x0F)])
         }
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Fills `buffer` from the system's random source: one `getrandom` call on Linux (whole for
+    /// up to 256 bytes), else the system generator, 8 bytes at a time.
+    private static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
+        if buffer.count <= 256, cfilespace_random(buffer.baseAddress, Int64(buffer.count)) == 0 { return }
+        var generator = SystemRandomNumberGenerator()
+        var offset = 0
+        while offset < buffer.count {
+            var value: UInt64 = generator.next()
+            let count = min(8, buffer.count - offset)
+            withUnsafeBytes(of: &value) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: count) }
+            offset += count
+        }
     }
 
     private static func hex8(_ value: UInt32) -> String {

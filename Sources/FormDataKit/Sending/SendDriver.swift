@@ -77,7 +77,9 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 transportDecodesContentEncoding: capabilities.contains(.decodesContentEncoding),
                 idleTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.timeoutInterval),
                 totalTimeoutNanoseconds: SendStateMachine.Configuration.nanoseconds(fromSeconds: request.totalTimeoutInterval),
-                retryPolicy: retryPolicy, randomSeed: .random(in: .min ... .max)))
+                retryPolicy: retryPolicy,
+                // Jitter is a policy's (ASI's rule retries at once): no random draw without one.
+                randomSeed: retryPolicy == nil ? 0 : .random(in: .min ... .max)))
         if request.network.resumesInterruptedUploads, request.body.length > 0 {
             resumption = ResumableUploadStateMachine(
                 maximumResumptions: request.network.maximumUploadResumptions,
