@@ -31,7 +31,7 @@ struct ReadWithoutWaitingTests {
 
     @Test("a file the system holds in memory is read whole, at its offset, without waiting")
     func readsCachedRange() throws {
-        let file = try ScratchBytes(count: 50_000, seed: 3)
+        guard let file = try ScratchBytes.readableWithoutWaiting(count: 50_000, seed: 3) else { return ScratchBytes.noteNoDirectory() }
         defer { file.remove() }
         let range = FileRange(path: file.path, offset: 1000, length: 40_000, expectedFileSize: 50_000)
         let opened = try OpenedFileRange(range)
@@ -44,14 +44,13 @@ struct ReadWithoutWaitingTests {
 
     @Test("a file the system no longer holds in memory is not waited for: false, and read(into:) goes on from there")
     func evictedFileIsNotWaitedFor() throws {
-        let file = try ScratchBytes(count: 300_000, seed: 4)
-        defer { file.remove() }
-        guard try file.evictFromMemory() else {
+        guard let file = try ScratchBytes.evicted(count: 300_000, seed: 4) else {
             // tmpfs and the like keep files only in memory: nothing there ever waits.
-            let note = "the temporary directory's file system keeps files in memory: this test needs a disk file system"
+            let note = "neither the temporary nor the current directory drops files from memory: this test needs a disk file system"
             if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
             return
         }
+        defer { file.remove() }
         let opened = try OpenedFileRange(FileRange(path: file.path, length: 300_000, expectedFileSize: 300_000))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_000, alignment: 16)
         defer { buffer.deallocate() }
@@ -65,7 +64,7 @@ struct ReadWithoutWaitingTests {
 
     @Test("a file that changed size since the build fails the read, naming it, as a waiting read does")
     func changedFileFails() throws {
-        let file = try ScratchBytes(count: 10_000, seed: 5)
+        guard let file = try ScratchBytes.readableWithoutWaiting(count: 10_000, seed: 5) else { return ScratchBytes.noteNoDirectory() }
         defer { file.remove() }
         let opened = try OpenedFileRange(FileRange(path: file.path, length: 10_000, expectedFileSize: 10_000))
         let handle = try #require(FileHandle(forWritingAtPath: file.path))
@@ -80,7 +79,7 @@ struct ReadWithoutWaitingTests {
 
     @Test("the curl transport's whole-body read: exact bytes of a form with files in memory; nil when a file would wait or is gone")
     func wholeBody() throws {
-        let cached = try ScratchBytes(count: 3_000, seed: 6)
+        guard let cached = try ScratchBytes.readableWithoutWaiting(count: 3_000, seed: 6) else { return ScratchBytes.noteNoDirectory() }
         let evicted = try ScratchBytes(count: 200_000, seed: 7)
         defer {
             cached.remove()
@@ -110,7 +109,40 @@ struct ScratchBytes {
     let path: String
     let bytes: Data
 
-    init(count: Int, seed: UInt64) throws {
+    /// A scratch file the system has dropped from memory: made in the temporary directory, or,
+    /// where that keeps files only in memory (tmpfs), in the current directory (the package's,
+    /// on a disk); nil when neither can drop it.
+    /// A scratch file the system can read without waiting (`RWF_NOWAIT`; tmpfs says it cannot):
+    /// made in the temporary directory, or else in the current directory; nil when neither can.
+    static func readableWithoutWaiting(count: Int, seed: UInt64) throws -> ScratchBytes? {
+        for directory in [NSTemporaryDirectory(), FileManager.default.currentDirectoryPath + "/"] {
+            let file = try ScratchBytes(count: count, seed: seed, in: directory)
+            let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+            var probe: UInt8 = 0
+            let got = descriptor >= 0 ? cfilespace_read_cached(descriptor, &probe, 1, 0) : -1
+            if descriptor >= 0 { close(descriptor) }
+            if got == 1 { return file }
+            file.remove()
+        }
+        return nil
+    }
+
+    /// Records (under `.ci/run`) or prints that no directory here reads without waiting.
+    static func noteNoDirectory() {
+        let note = "neither the temporary nor the current directory reads files without waiting: this test needs a disk file system"
+        if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
+    }
+
+    static func evicted(count: Int, seed: UInt64) throws -> ScratchBytes? {
+        for directory in [NSTemporaryDirectory(), FileManager.default.currentDirectoryPath + "/"] {
+            let file = try ScratchBytes(count: count, seed: seed, in: directory)
+            if try file.evictFromMemory() { return file }
+            file.remove()
+        }
+        return nil
+    }
+
+    init(count: Int, seed: UInt64, in directory: String = NSTemporaryDirectory()) throws {
         var generator = seed &* 0x9E37_79B9_7F4A_7C15 | 1
         bytes = Data(
             (0..<count).map { _ in
@@ -119,7 +151,7 @@ struct ScratchBytes {
                 generator ^= generator << 17
                 return UInt8(truncatingIfNeeded: generator)
             })
-        path = NSTemporaryDirectory() + "fdk-nowait-\(UUID().uuidString).bin"
+        path = directory + "fdk-nowait-\(UUID().uuidString).bin"
         try bytes.write(to: URL(fileURLWithPath: path))
     }
 
