@@ -164,7 +164,19 @@ struct ScratchBytes {
         guard descriptor >= 0 else { throw FormDataError.fileUnreadable(path: path, errno: errno) }
         defer { close(descriptor) }
         guard fdatasync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED)) == 0 else { return false }
-        var probe: UInt8 = 0
-        return cfilespace_read_cached(descriptor, &probe, 1, 0) == -Int64(EAGAIN)
+        return try Self.noPageResident(descriptor: descriptor, count: bytes.count)
+    }
+
+    /// Whether none of the file's pages is in memory, asked with `mincore(2)` of a mapping, which
+    /// reads nothing. (A probe by a non-waiting read is no good: a read that misses starts the
+    /// kernel's readahead, and the next read — 100 µs later is enough — finds the file back in
+    /// memory. That raced in the test that followed it.)
+    private static func noPageResident(descriptor: Int32, count: Int) throws -> Bool {
+        guard let mapping = mmap(nil, count, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else { return false }
+        defer { munmap(mapping, count) }
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var resident = [UInt8](repeating: 0, count: (count + pageSize - 1) / pageSize)
+        guard mincore(mapping, count, &resident) == 0 else { return false }
+        return resident.allSatisfy { $0 & 1 == 0 }
     }
 }
