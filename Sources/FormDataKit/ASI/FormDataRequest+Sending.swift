@@ -29,12 +29,21 @@ extension FormDataRequest {
             inbox.runUntilClosed()
             return outcome.current
         }
-        let done = DispatchSemaphore(value: 0)
-        send(buildingHere: true) { result in
-            if case .failure(let error) = result { outcome.withLock { $0 = error } }
-            done.signal()
+        let done = SynchronousWait()
+        let start = {
+            self.send(buildingHere: true) { result in
+                if case .failure(let error) = result { outcome.withLock { $0 = error } }
+                done.finish()
+            }
         }
-        done.wait()
+        if let transport = transport as? any CallerDrivenTransport {
+            // The transport's work runs on this thread while it waits (curl: no hand-off to
+            // its thread and back).
+            transport.drive(until: done, after: start)
+        } else {
+            start()
+            done.wait()
+        }
         return outcome.current
     }
 

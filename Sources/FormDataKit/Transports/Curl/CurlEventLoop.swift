@@ -1,50 +1,70 @@
 import CCurl
 import Foundation
 
-/// The thread that drives one libcurl multi handle: every transfer of one ``CurlTransport``.
+/// The work of one libcurl multi handle: every transfer of one ``CurlTransport``.
 ///
-/// Other threads never touch libcurl handles: they queue a command (start or cancel a send, or
-/// resume a transfer whose body has bytes again) and wake the thread with `curl_multi_wakeup`
-/// when it sleeps (a busy thread takes the command on its next round).
-/// The thread runs `curl_multi_perform`, collects finished transfers, and sleeps in
+/// One thread at a time owns the multi handle and runs its rounds: the transport's own thread,
+/// or a caller waiting for its send (``drive(until:after:)``: ``FormDataRequest/startSynchronous()``
+/// drives the loop on its own thread, as `curl_easy_perform` does, instead of two thread
+/// wake-ups per send). Other threads never touch libcurl handles: they queue a command (start or
+/// cancel a send, or resume a transfer whose body has bytes again) and wake the owner with
+/// `curl_multi_wakeup` when it sleeps (a busy owner takes the command on its next round), or the
+/// transport's thread when nobody owns the handle.
+/// A round runs `curl_multi_perform`, collects finished transfers, and sleeps in
 /// `curl_multi_poll` until a socket is ready, one of libcurl's timers is due, or a command
 /// arrives (the idle clock is the send driver's: it cancels). It never reads a file: bodies come
-/// from a ``BodyReadAhead``. Connections stay in the multi handle's cache between transfers, so
-/// sends to the same host reuse them. Started on first use; stopped when its transport is released.
+/// from a ``BodyReadAhead``. With no transfer in flight the transport's thread gives the handle
+/// up and waits (a second at a time, to close idle connections). Connections stay in the multi
+/// handle's cache between transfers, so sends to the same host reuse them. Started on first use;
+/// stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
-    // `@unchecked`: `commands`, `started`, `sleeping`, `stopRequested` and `stopped` are guarded by `lock`; `multi` and
-    // `active` are touched only by the loop's own thread (and `multi` by `curl_multi_wakeup`
-    // under `lock`, which libcurl allows from any thread).
-    private enum Command {
+    // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped` and
+    // `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince` and `multiWasUsed` are
+    // touched only by the owner of the multi handle (ownership passes under `lock`), and `multi`
+    // is used by its owner and by `curl_multi_wakeup` under `lock`, which libcurl allows from
+    // any thread.
+    enum Command {
         case start(CurlSend)
         case cancel(CurlSend)
         /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
         case resume(easy: UInt, readAhead: BodyReadAhead)
     }
 
-    private let lock = NSLock()
-    private var commands: [Command] = []
+    /// Who runs the multi handle's rounds.
+    enum Owner {
+        /// Nobody: the transport's thread waits for a command.
+        case nobody
+        /// The transport's own thread.
+        case thread
+        /// A caller waiting for its send (``drive(until:after:)``).
+        case caller
+    }
+
+    /// Guards the state above; its condition wakes the transport's thread when nobody owns the handle.
+    let lock = NSCondition()
+    var commands: [Command] = []
     private var started = false
-    /// Whether the thread is (about to be) asleep in `curl_multi_poll` with no command queued:
-    /// only then does a new command wake it (a busy thread takes it next round, and the
+    var owner = Owner.nobody
+    /// Whether the owner is (about to be) asleep in `curl_multi_poll` with no command queued:
+    /// only then does a new command wake it (a busy owner takes it next round, and the
     /// wake-up's socket write and the extra round it causes are saved).
-    private var sleeping = false
-    private var stopRequested = false
-    private var stopped = false
+    var sleeping = false
+    var stopRequested = false
+    var stopped = false
     /// Signalled once the thread has released every libcurl handle and ended.
     private let finished = DispatchSemaphore(value: 0)
-    private var multi: UnsafeMutableRawPointer?
+    var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
     private let maximumIdleConnections: Int
     private let idleConnectionTimeout: TimeInterval
 
-    /// Transfers in the multi handle, by easy handle (loop thread only).
-    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// Since when no transfer is in the multi handle while it may keep connections (loop thread only).
+    /// Transfers in the multi handle, by easy handle (owner only).
+    var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Since when no transfer is in the multi handle while it may keep connections (owner only).
     private var idleSince: ContinuousClock.Instant?
     /// Whether a transfer ran on the current multi handle (which may then keep connections).
     private var multiWasUsed = false
-    /// Easy handles of ended transfers, reset, for the next ones (loop thread only; at most
+    /// Easy handles of ended transfers, reset, for the next ones (owner only; at most
     /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
     private var spareHandles: [UnsafeMutableRawPointer] = []
     static let maximumSpareHandles = 16
@@ -75,7 +95,7 @@ final class CurlEventLoop: @unchecked Sendable {
     func stop() {
         lock.withLock {
             stopRequested = true
-            if let multi { _ = ccurl_multi_wakeup(multi) }
+            wakeOwner()
         }
     }
 
@@ -85,7 +105,7 @@ final class CurlEventLoop: @unchecked Sendable {
     func stopAndWait() {
         let running = lock.withLock { () -> Bool in
             stopRequested = true
-            if let multi { _ = ccurl_multi_wakeup(multi) }
+            wakeOwner()
             return started
         }
         guard running else { return }
@@ -95,23 +115,41 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func submit(_ command: Command) -> Bool {
         lock.withLock { () -> Bool in
-            guard !stopped, !stopRequested else { return false }
+            guard !stopped, !stopRequested, startIfNeeded() else { return false }
             commands.append(command)
-            if !started {
-                guard let handle = makeMulti() else { return false }
-                multi = handle
-                started = true
-                let thread = Thread { [self] in
-                    // Named from the thread itself, so the system sees it (at most 15 bytes).
-                    Thread.current.name = "FDK.Curl"
-                    run()
-                }
-                thread.start()
-            } else if sleeping, let multi {
+            if owner == .nobody {
+                lock.signal()
+            } else if sleeping {
                 sleeping = false
-                _ = ccurl_multi_wakeup(multi)
+                wakeOwner()
             }
             return true
+        }
+    }
+
+    /// Makes the multi handle and starts the transport's thread, once (under `lock`); false
+    /// when libcurl cannot make a multi handle.
+    func startIfNeeded() -> Bool {
+        guard !started else { return true }
+        guard let handle = makeMulti() else { return false }
+        multi = handle
+        started = true
+        let thread = Thread { [self] in
+            // Named from the thread itself, so the system sees it (at most 15 bytes).
+            Thread.current.name = "FDK.Curl"
+            run()
+        }
+        thread.start()
+        return true
+    }
+
+    /// Wakes whoever owns the multi handle (under `lock`): `curl_multi_wakeup` for an owner in
+    /// (or about to enter) `curl_multi_poll`, the condition for the transport's waiting thread.
+    func wakeOwner() {
+        if owner == .nobody {
+            lock.signal()
+        } else if let multi {
+            _ = ccurl_multi_wakeup(multi)
         }
     }
 
@@ -129,27 +167,32 @@ final class CurlEventLoop: @unchecked Sendable {
         return handle
     }
 
+    /// The transport's thread: waits until nobody owns the multi handle and there is work (or a
+    /// second passed, for idle connections), then runs rounds until no transfer is in flight.
     private func run() {
-        guard var multi = lock.withLock({ self.multi }) else { return }
         while true {
-            let (pending, stopping) = lock.withLock { () -> ([Command], Bool) in
-                defer { commands = [] }
-                return (commands, stopRequested)
+            let stopping = lock.withLock { () -> Bool in
+                var waited = false
+                while !(owner == .nobody && (stopRequested || !commands.isEmpty || !active.isEmpty || waited)) {
+                    waited = !lock.wait(until: Date(timeIntervalSinceNow: 1)) || waited
+                }
+                owner = .thread
+                return stopRequested
             }
-            for command in pending { apply(command, multi: multi) }
             if stopping { break }
-            var running: Int32 = 0
-            _ = ccurl_multi_perform(multi, &running)
-            collectFinished(multi)
-            if let fresh = closeIdleConnections(multi) { multi = fresh }
-            // Asleep only with nothing queued: a command queued since the round began is taken now.
-            let idle = lock.withLock { () -> Bool in
-                sleeping = commands.isEmpty && !stopRequested
-                return sleeping
+            while round() {
+                let next = lock.withLock { () -> Bool? in
+                    if active.isEmpty && commands.isEmpty && !stopRequested {
+                        owner = .nobody  // nothing in flight: give the handle up
+                        return nil
+                    }
+                    sleeping = commands.isEmpty && !stopRequested
+                    return sleeping
+                }
+                guard let idle = next else { break }
+                poll(idle: idle)
             }
-            var ready: Int32 = 0
-            _ = ccurl_multi_poll(multi, idle ? 1000 : 0, &ready)
-            if idle { lock.withLock { sleeping = false } }
+            if lock.withLock({ stopRequested }) { break }
         }
         // Stopped: fail what is left, then release libcurl's handles.
         // (Commands are released outside the lock: releasing a send can release the transport,
@@ -160,6 +203,7 @@ final class CurlEventLoop: @unchecked Sendable {
             return commands
         }
         for command in leftover { if case .start(let send) = command { send.complete(.cancelled) } }
+        guard let multi = lock.withLock({ self.multi }) else { return }
         for (easy, transfer) in active {
             _ = ccurl_multi_remove_handle(multi, easy)
             transfer.send.complete(.cancelled)
@@ -170,6 +214,33 @@ final class CurlEventLoop: @unchecked Sendable {
         lock.withLock { self.multi = nil }
         _ = ccurl_multi_cleanup(multi)
         finished.signal()
+    }
+
+    /// One round by the owner: queued commands applied, libcurl driven, finished transfers
+    /// collected, idle connections closed. False when a stop was requested (nothing done then:
+    /// the transport's thread ends what is left).
+    func round() -> Bool {
+        let (pending, stopping, current) = lock.withLock { () -> ([Command], Bool, UnsafeMutableRawPointer?) in
+            defer { commands = [] }
+            return (commands, stopRequested, multi)
+        }
+        guard let multi = current else { return false }
+        for command in pending { apply(command, multi: multi) }
+        if stopping { return false }
+        var running: Int32 = 0
+        _ = ccurl_multi_perform(multi, &running)
+        collectFinished(multi)
+        closeIdleConnections(multi)
+        return true
+    }
+
+    /// Sleeps in `curl_multi_poll` (at most a second when `idle`, else only checks the sockets),
+    /// then marks the owner awake.
+    func poll(idle: Bool) {
+        guard let multi = lock.withLock({ self.multi }) else { return }
+        var ready: Int32 = 0
+        _ = ccurl_multi_poll(multi, idle ? 1000 : 0, &ready)
+        if idle { lock.withLock { sleeping = false } }
     }
 
     private func apply(_ command: Command, multi: UnsafeMutableRawPointer) {
@@ -224,27 +295,26 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Once no transfer has been in the multi handle for `idleConnectionTimeout`, replaces it with
     /// a new one, which closes every connection the old one kept (libcurl closes idle connections
     /// only when another transfer runs, so a server's closed keep-alive sockets would otherwise sit
-    /// in CLOSE-WAIT for the life of the transport). Returns the new handle, if it made one.
-    private func closeIdleConnections(_ multi: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer? {
-        guard idleConnectionTimeout > 0, multiWasUsed else { return nil }
+    /// in CLOSE-WAIT for the life of the transport).
+    private func closeIdleConnections(_ multi: UnsafeMutableRawPointer) {
+        guard idleConnectionTimeout > 0, multiWasUsed else { return }
         guard active.isEmpty else {
             idleSince = nil
-            return nil
+            return
         }
         let now = ContinuousClock.now
         guard let since = idleSince else {
             idleSince = now
-            return nil
+            return
         }
-        guard since.duration(to: now) >= .milliseconds(Int64(idleConnectionTimeout * 1000)) else { return nil }
-        return lock.withLock { () -> UnsafeMutableRawPointer? in
+        guard since.duration(to: now) >= .milliseconds(Int64(idleConnectionTimeout * 1000)) else { return }
+        lock.withLock {
             // Commands queued meanwhile stay queued: the new handle takes them next round.
-            guard let fresh = makeMulti() else { return nil }
+            guard let fresh = makeMulti() else { return }
             self.multi = fresh
             _ = ccurl_multi_cleanup(multi)
             idleSince = nil
             multiWasUsed = false
-            return fresh
         }
     }
 

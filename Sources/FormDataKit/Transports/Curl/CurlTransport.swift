@@ -31,7 +31,7 @@ import Foundation
 /// libcurl is bound at run time (`libcurl.so.4` on Linux, which FoundationNetworking needs too),
 /// so no development package is needed to build. Where it cannot be loaded, ``isAvailable`` is
 /// false and ``FormDataRequest/defaultTransport`` falls back to ``URLSessionTransport``.
-public final class CurlTransport: FormDataTransport {
+public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// How a transport sends.
     public struct Configuration: Sendable, Equatable {
         /// Seconds allowed to connect (and finish a TLS handshake); 0 leaves libcurl's default
@@ -202,10 +202,20 @@ public final class CurlTransport: FormDataTransport {
         configuration.followsRedirects ? RedirectPolicy(maximumRedirects: configuration.maximumRedirects) : nil
     }
 
+    /// Calls `start`, then runs this transport's libcurl loop on the calling thread until `wait`
+    /// is finished, when no other thread runs it (``CurlEventLoop/drive(until:after:)``).
+    /// - Parameters:
+    ///   - wait: finished when the caller's send ends.
+    ///   - start: starts the caller's send on this transport.
+    package func drive(until wait: SynchronousWait, after start: () -> Void) {
+        eventLoop.drive(until: wait, after: start)
+    }
+
     /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
     /// - Parameters:
     ///   - request: what to send; a segment body is streamed from its parts.
-    ///   - observer: told of progress, the response head and the completion, on the transport's thread.
+    ///   - observer: told of progress, the response head and the completion, on the thread that
+    ///     runs the transport's loop (its own, or a caller's waiting in `startSynchronous()`).
     /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
