@@ -9,8 +9,10 @@ extension FormDataRequest {
     /// ``responseHeaders`` and ``responseStatusMessage``.
     ///
     /// Safe from any thread, the main thread in top-level code included: the body is built on the
-    /// calling thread (which waits anyway), the exchange runs on the transport's threads, and the
-    /// callbacks where ``callbackQueue`` says (or run here, when called on that queue itself).
+    /// calling thread (which waits anyway), the exchange runs on the transport's threads — over
+    /// ``CurlTransport`` on this thread itself, which drives the transport's libcurl loop while it
+    /// waits unless another thread already does — and the callbacks where ``callbackQueue`` says
+    /// (or run here, when called on that queue itself).
     ///
     /// - Returns: what failed this call, or nil when its send succeeded (a 404 is a success). A
     ///   call made while the request is already being sent (from another thread) returns
