@@ -4,6 +4,8 @@
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
+#include <pthread.h>
+#include <string.h>
 #endif
 #include <errno.h>
 #include <stddef.h>
@@ -65,5 +67,17 @@ int cfilespace_random(void *buffer, int64_t count) {
     (void)buffer;
     (void)count;
     return -1;
+#endif
+}
+
+int cfilespace_name_thread(const char *name) {
+#if defined(__linux__)
+    char kept[16];
+    strncpy(kept, name, sizeof kept - 1);
+    kept[sizeof kept - 1] = 0;
+    return pthread_setname_np(pthread_self(), kept);
+#else
+    (void)name;
+    return ENOSYS;
 #endif
 }

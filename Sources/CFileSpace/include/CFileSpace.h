@@ -27,4 +27,8 @@ int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offs
 /// platforms): then use another source.
 int cfilespace_random(void *buffer, int64_t count);
 
+/// Names the calling thread (Linux: pthread_setname_np(3), at most 15 bytes kept; Swift's Glibc
+/// module does not expose it). Returns 0, or an error number (other platforms: ENOSYS).
+int cfilespace_name_thread(const char *name);
+
 #endif

@@ -215,7 +215,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
         for _ in 0..<threads {
             let thread = Thread { [self] in
                 // Named from the thread itself, so the system sees it (at most 15 bytes).
-                Thread.current.name = "FDK.Gzip"
+                ThreadName.setCurrent("FDK.Gzip")
                 work()
             }
             thread.start()

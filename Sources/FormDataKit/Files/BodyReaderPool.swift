@@ -84,7 +84,7 @@ package final class BodyReaderPool: @unchecked Sendable {
         }
         Thread.detachNewThread { [self] in
             // Named from the thread itself, so the system sees it (ps, /proc/…/comm; at most 15 bytes).
-            Thread.current.name = "FDK.BodyReader"
+            ThreadName.setCurrent("FDK.BodyReader")
             work(number)
         }
     }
@@ -142,7 +142,7 @@ package final class BodyReaderPool: @unchecked Sendable {
         }
         if start {
             Thread.detachNewThread { [self] in
-                Thread.current.name = "FDK.ReaderSuper"
+                ThreadName.setCurrent("FDK.ReaderSuper")
                 supervise()
             }
         }

@@ -1,3 +1,4 @@
+import FormDataKit
 import Foundation
 
 /// The threads a receiver's request handlers run on. A handler blocks (it reads the body as it
@@ -35,7 +36,7 @@ final class HandlerThreads: @unchecked Sendable {
         if spawn {
             Thread.detachNewThread { [self] in
                 // Named from the thread itself, so the system sees it (at most 15 bytes).
-                Thread.current.name = "FDK.Receiver"
+                ThreadName.setCurrent("FDK.Receiver")
                 work()
             }
         }

@@ -11,8 +11,10 @@ struct CallerDrivenLoopTests {
     /// Records on which thread each event of one exchange arrived, and finishes a wait at the end.
     final class ThreadRecorder: TransportObserver, @unchecked Sendable {
         // `@unchecked`: `state` is locked.
-        typealias Seen = (threads: Set<UInt>, finishThread: UInt, status: Int, error: FormDataError?, finished: Bool)
-        let state = Locked<Seen>(([], 0, 0, nil, false))
+        typealias Seen = (
+            threads: Set<UInt>, finishThread: UInt, finishThreadName: String, status: Int, error: FormDataError?, finished: Bool
+        )
+        let state = Locked<Seen>(([], 0, "", 0, nil, false))
         let wait: SynchronousWait?
         init(finishing wait: SynchronousWait? = nil) { self.wait = wait }
 
@@ -27,6 +29,9 @@ struct CallerDrivenLoopTests {
             note()
             state.withLock {
                 $0.finishThread = UInt(pthread_self())
+                // The name the system sees (not Foundation's).
+                $0.finishThreadName = ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+                    .trimmingCharacters(in: .newlines)
                 $0.error = error
                 $0.finished = true
             }
@@ -81,6 +86,7 @@ struct CallerDrivenLoopTests {
             #expect(state.error == nil)
             // Its answer came after the caller left: on the transport's thread, not the caller's.
             #expect(state.finishThread != callerThread)
+            #expect(state.finishThreadName == "FDK.Curl")
         }
     }
 

@@ -136,7 +136,7 @@ final class CurlEventLoop: @unchecked Sendable {
         started = true
         let thread = Thread { [self] in
             // Named from the thread itself, so the system sees it (at most 15 bytes).
-            Thread.current.name = "FDK.Curl"
+            ThreadName.setCurrent("FDK.Curl")
             run()
         }
         thread.start()
