@@ -5,7 +5,7 @@ import Testing
 
 /// A caller waiting for its send drives the curl transport's loop on its own thread
 /// (``CurlEventLoop/drive(until:after:)``): where the exchange's events arrive, what happens to
-/// other sends in flight, and a cancel or a stop from another thread.
+/// sends still in flight when it leaves, a cancel or a stop from another thread, many callers.
 @Suite("CurlTransport: a waiting caller drives the loop")
 struct CallerDrivenLoopTests {
     /// Records on which thread each event of one exchange arrived, and finishes a wait at the end.
@@ -16,10 +16,18 @@ struct CallerDrivenLoopTests {
         )
         let state = Locked<Seen>(([], 0, "", 0, nil, false))
         let wait: SynchronousWait?
-        init(finishing wait: SynchronousWait? = nil) { self.wait = wait }
+        /// Finished at the first report of body bytes sent (else `wait` at the end).
+        let sentWait: SynchronousWait?
+        init(finishing wait: SynchronousWait? = nil, whenBodySent sentWait: SynchronousWait? = nil) {
+            self.wait = wait
+            self.sentWait = sentWait
+        }
 
         private func note() { state.withLock { _ = $0.threads.insert(UInt(pthread_self())) } }
-        func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) { note() }
+        func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
+            note()
+            sentWait?.finish()
+        }
         func transportDidReceiveResponse(_ head: TransportResponseHead) {
             note()
             state.withLock { $0.status = head.statusCode }
@@ -62,29 +70,24 @@ struct CallerDrivenLoopTests {
         }
     }
 
-    @Test("a send started elsewhere while a caller drives finishes too, handed back to the transport's thread when the caller is done")
-    func otherSendsContinueAfterTheCaller() async throws {
+    @Test("a send in the caller's rounds when the caller leaves goes on, on the transport's thread, and is answered")
+    func sendsInFlightGoBackToTheTransportsThread() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            let other = ThreadRecorder()
+            // The caller's wait ends as soon as the body went out; the answer comes 1.5 s later.
+            let wait = SynchronousWait()
+            let other = ThreadRecorder(whenBodySent: wait)
             let callerThread = await TransportTestSupport.blocking { () -> UInt in
-                let wait = SynchronousWait()
-                let mine = ThreadRecorder(finishing: wait)
-                transport.drive(until: wait) {
-                    // Answered after 1.5 s: still in flight when the caller's own send ends.
-                    _ = transport.start(Self.request(receiver.url("/delay/1500")), observer: other)
-                    _ = transport.start(Self.request(receiver.url("/upload")), observer: mine)
-                }
-                #expect(mine.state.current.status == 200)
+                transport.drive(until: wait) { _ = transport.start(Self.request(receiver.url("/delay/1500")), observer: other) }
                 return UInt(pthread_self())
             }
+            #expect(other.state.current.threads == [callerThread], "the body went out in the caller's rounds")
             let deadline = Date().addingTimeInterval(30)
             while !other.state.current.finished && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
             let state = other.state.current
             #expect(state.finished)
             #expect(state.status == 200)
             #expect(state.error == nil)
-            // Its answer came after the caller left: on the transport's thread, not the caller's.
             #expect(state.finishThread != callerThread)
             #expect(state.finishThreadName == "FDK.Curl")
         }
@@ -94,21 +97,7 @@ struct CallerDrivenLoopTests {
     func cancelFromAnotherThread() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            let error = await TransportTestSupport.blocking { () -> FormDataError? in
-                let wait = SynchronousWait()
-                let recorder = ThreadRecorder(finishing: wait)
-                let task = Locked<(any TransportTask)?>(nil)
-                Thread.detachNewThread {
-                    Thread.sleep(forTimeInterval: 0.3)
-                    task.current?.cancel()
-                }
-                // Answered after 3 s unless the cancel ends it first (then it would finish with no error).
-                transport.drive(until: wait) {
-                    task.withLock { $0 = transport.start(Self.request(receiver.url("/delay/3000")), observer: recorder) }
-                }
-                return recorder.state.current.error
-            }
-            #expect(error == .cancelled)
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() } == .cancelled)
         }
     }
 
@@ -131,17 +120,28 @@ struct CallerDrivenLoopTests {
     func stopWhileDriving() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            let error = await TransportTestSupport.blocking { () -> FormDataError? in
-                let wait = SynchronousWait()
-                let recorder = ThreadRecorder(finishing: wait)
-                Thread.detachNewThread {
-                    Thread.sleep(forTimeInterval: 0.3)
-                    transport.eventLoop.stopAndWait()
-                }
-                transport.drive(until: wait) { _ = transport.start(Self.request(receiver.url("/delay/3000")), observer: recorder) }
-                return recorder.state.current.error
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stopAndWait() } == .cancelled)
+        }
+    }
+
+    /// Drives, on a plain thread, a send that `receiver` answers only after 30 s, and calls `end`
+    /// from another thread once the send has started; the send's error (nil: `end` did not end it).
+    static func endedWhileDriving(
+        _ receiver: FormReceiver, on transport: CurlTransport, by end: @escaping @Sendable (any TransportTask) -> Void
+    ) async -> FormDataError? {
+        await TransportTestSupport.blocking { () -> FormDataError? in
+            let wait = SynchronousWait()
+            let recorder = ThreadRecorder(finishing: wait)
+            let task = Locked<(any TransportTask)?>(nil)
+            Thread.detachNewThread {
+                while task.current == nil { Thread.sleep(forTimeInterval: 0.01) }
+                Thread.sleep(forTimeInterval: 0.2)  // most likely while the caller sleeps in the loop
+                if let started = task.current { end(started) }
             }
-            #expect(error == .cancelled)
+            transport.drive(until: wait) {
+                task.withLock { $0 = transport.start(Self.request(receiver.url("/delay/30000")), observer: recorder) }
+            }
+            return recorder.state.current.error
         }
     }
 
