@@ -76,11 +76,11 @@ struct CallerDrivenLoopTests {
     func sendsInFlightGoBackToTheTransportsThread() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            // The caller's wait ends as soon as the body went out; the answer comes 1.5 s later.
+            // The caller's wait ends as soon as the body went out; the answer comes 3 s later.
             let wait = SynchronousWait()
             let other = ThreadRecorder(whenBodySent: wait)
             let callerThread = await TransportTestSupport.blocking { () -> UInt in
-                transport.drive(until: wait) { _ = transport.start(Self.request(receiver.url("/delay/1500")), observer: other) }
+                transport.drive(until: wait) { _ = transport.start(Self.request(receiver.url("/delay/3000")), observer: other) }
                 return UInt(pthread_self())
             }
             #expect(other.state.current.firstSentThread == callerThread, "the body went out in the caller's rounds")
