@@ -203,22 +203,23 @@ final class CurlEventLoop: @unchecked Sendable {
             return commands
         }
         for command in leftover { if case .start(let send) = command { send.complete(.cancelled) } }
-        guard let multi = lock.withLock({ self.multi }) else { return }
-        for (easy, transfer) in active {
-            _ = ccurl_multi_remove_handle(multi, easy)
-            transfer.send.complete(.cancelled)
+        if let multi = lock.withLock({ self.multi }) {
+            for (easy, transfer) in active {
+                _ = ccurl_multi_remove_handle(multi, easy)
+                transfer.send.complete(.cancelled)
+            }
+            active = [:]
+            for easy in spareHandles { ccurl_easy_cleanup(easy) }
+            spareHandles = []
+            lock.withLock { self.multi = nil }
+            _ = ccurl_multi_cleanup(multi)
         }
-        active = [:]
-        for easy in spareHandles { ccurl_easy_cleanup(easy) }
-        spareHandles = []
-        lock.withLock { self.multi = nil }
-        _ = ccurl_multi_cleanup(multi)
         finished.signal()
     }
 
     /// One round by the owner: queued commands applied, libcurl driven, finished transfers
-    /// collected, idle connections closed. False when a stop was requested (nothing done then:
-    /// the transport's thread ends what is left).
+    /// collected, idle connections closed. False when a stop was requested (then only the
+    /// commands are applied: the transport's thread ends what is in flight).
     func round() -> Bool {
         let (pending, stopping, current) = lock.withLock { () -> ([Command], Bool, UnsafeMutableRawPointer?) in
             defer { commands = [] }
