@@ -14,9 +14,25 @@ package final class OpenedFileRange {
     /// Bytes of the range already read.
     package private(set) var consumed: UInt64 = 0
 
-    /// A test seam: called with the path before every open, on the thread that opens it (a test
-    /// blocks here to stand for a slow file system). Nil outside tests.
-    package static let openHook = Locked<(@Sendable (String) -> Void)?>(nil)
+    /// A test seam that stands for a file system whose opens of some paths wait: which paths
+    /// (asked without waiting, by a read that must not wait), and what an open of one does (on the
+    /// thread that opens it: a test blocks there). Only its paths are affected, so tests that run
+    /// beside one using it are not. Nil outside tests.
+    package struct OpenSeam: Sendable {
+        /// Whether an open of the path waits.
+        package var blocks: @Sendable (String) -> Bool
+        /// Called before an open of a path ``blocks`` names.
+        package var wait: @Sendable (String) -> Void
+
+        /// A seam; the arguments are described on the properties.
+        package init(blocks: @escaping @Sendable (String) -> Bool, wait: @escaping @Sendable (String) -> Void) {
+            self.blocks = blocks
+            self.wait = wait
+        }
+    }
+
+    /// The test seam (nil outside tests).
+    package static let openSeam = Locked<OpenSeam?>(nil)
 
     /// Opens `range.path` and checks that it is a regular file of the recorded size.
     ///
@@ -24,7 +40,7 @@ package final class OpenedFileRange {
     /// then refused (``FormDataError/notARegularFile(path:kind:)``), as are devices and sockets.
     package init(_ range: FileRange) throws(FormDataError) {
         self.range = range
-        if let hook = Self.openHook.current { hook(range.path) }
+        if let seam = Self.openSeam.current, seam.blocks(range.path) { seam.wait(range.path) }
         let fd = open(range.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno

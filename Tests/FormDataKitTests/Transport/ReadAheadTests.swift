@@ -63,7 +63,8 @@ struct ReadAheadTests {
         try await Support.withReceiver { receiver in
             let transport = CurlTransport()
             let blockedFiles = try (0..<3).map { try Support.makeFile(size: 100_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
-            let otherFile = try Support.makeFile(size: 100_000, seed: 95)
+            // Above the small-body limit: the other sends' bodies are read ahead on the pool too.
+            let otherFile = try Support.makeFile(size: 200_000, seed: 95)
             defer {
                 blockedFiles.forEach { $0.remove() }
                 otherFile.remove()
@@ -139,7 +140,9 @@ struct ReadAheadTests {
         }
     }
 
-    @Test("while the file-system seam is set, a small body is never read where it was built (the seam stands for a file system that waits)")
+    @Test(
+        "a small body whose file the seam makes wait is never read where it was built; one whose file it does not touch still is"
+    )
     func seamForcesPool() throws {
         guard let file = try ScratchBytes.readableWithoutWaiting(count: 1_000, seed: 88) else { return ScratchBytes.noteNoDirectory() }
         defer { file.remove() }
@@ -148,7 +151,10 @@ struct ReadAheadTests {
         try request.buildPostBody()
         let source = try #require(request.bodySource)
         #expect(CurlBodyBytes.readWithoutWaiting(source) != nil)
-        let gate = OpenGate(blocking: [], for: 1)
+        let elsewhere = OpenGate(blocking: [file.path + ".other"], for: 1)
+        defer { elsewhere.release() }
+        #expect(CurlBodyBytes.readWithoutWaiting(source) != nil)
+        let gate = OpenGate(blocking: [file.path], for: 1)
         defer { gate.release() }
         #expect(CurlBodyBytes.readWithoutWaiting(source) == nil)
     }
@@ -228,21 +234,31 @@ extension Result {
 
 /// Makes every open of the given paths block (on whichever thread opens them) until
 /// ``release()`` or the time limit: a file system that hangs, through `OpenedFileRange`'s seam.
+/// Gates of tests that run at once live side by side: each blocks only its own paths, and
+/// releasing one leaves the others in place.
 final class OpenGate: @unchecked Sendable {
+    // `@unchecked`: `paths` and `limit` never change; the semaphores are thread-safe.
     private let entered = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
+    private let paths: Set<String>
+    private let limit: TimeInterval
+
+    /// The gates not yet released, and the one seam that asks them.
+    private static let active = Locked<[ObjectIdentifier: OpenGate]>([:])
+    private static let seam = OpenedFileRange.OpenSeam(
+        blocks: { path in active.current.values.contains { $0.paths.contains(path) } },
+        wait: { path in active.current.values.first { $0.paths.contains(path) }?.block() })
 
     init(blocking paths: Set<String>, for limit: TimeInterval) {
-        let entered = self.entered
-        let released = self.released
-        OpenedFileRange.openHook.withLock {
-            $0 = { path in
-                guard paths.contains(path) else { return }
-                entered.signal()
-                _ = released.wait(timeout: .now() + limit)
-                released.signal()  // passed on to the next blocked open
-            }
-        }
+        (self.paths, self.limit) = (paths, limit)
+        Self.active.withLock { $0[ObjectIdentifier(self)] = self }
+        OpenedFileRange.openSeam.withLock { $0 = Self.seam }
+    }
+
+    private func block() {
+        entered.signal()
+        _ = released.wait(timeout: .now() + limit)
+        released.signal()  // passed on to the next blocked open
     }
 
     /// Whether `count` opens have blocked within `seconds` (waited for on a plain thread).
@@ -255,9 +271,9 @@ final class OpenGate: @unchecked Sendable {
         }
     }
 
-    /// Lets every blocked open go on, and stops blocking.
+    /// Lets every blocked open go on, and stops blocking this gate's paths.
     func release() {
-        OpenedFileRange.openHook.withLock { $0 = nil }
+        Self.active.withLock { $0[ObjectIdentifier(self)] = nil }
         released.signal()
     }
 }

@@ -56,8 +56,10 @@ final class CurlBodyBytes: @unchecked Sendable {
     /// and found unchanged. Nil also on any file error: the reader pool's read reports it, as
     /// it always has. Call only on a thread that may touch the files (``BodyBuildingThread``).
     static func readWithoutWaiting(_ source: BodySource) -> CurlBodyBytes? {
-        // The test seam stands for a file system whose opens and reads wait.
-        guard OpenedFileRange.openHook.current == nil else { return nil }
+        // The test seam stands for a file system whose opens of its paths wait.
+        if let seam = OpenedFileRange.openSeam.current, source.segments.contains(where: { seam.blocks($0.filePath ?? "") }) {
+            return nil
+        }
         let count = Int(clamping: source.length)
         let (memory, capacity) = ReadAheadMemory.shared.take(byteCount: max(count, 1))
         if readEverySegmentWithoutWaiting(of: source, into: memory, count: count) {
@@ -89,4 +91,12 @@ final class CurlBodyBytes: @unchecked Sendable {
     }
 
     deinit { ReadAheadMemory.shared.give(memory, capacity: capacity) }
+}
+
+extension BodySegment {
+    /// The path of a file segment (nil for bytes).
+    fileprivate var filePath: String? {
+        if case .file(let range) = content { return range.path }
+        return nil
+    }
 }
