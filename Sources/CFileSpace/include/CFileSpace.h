@@ -21,10 +21,10 @@ int64_t cfilespace_filesystem_type(int fd, const char *path);
 /// platforms); another negated errno value when the read failed.
 int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offset);
 
-/// Fills `count` bytes (at most 256) at `buffer` from the system's random source in one
-/// getrandom(2) call on Linux (Swift's Glibc module does not expose it, and the standard
-/// library's generator makes one call per 8 bytes). Returns 0, or -1 when it could not (other
-/// platforms): then use another source.
+/// Fills `count` bytes at `buffer` from the system's random source in one getrandom(2) call on
+/// Linux (Swift's Glibc module does not expose it, and the standard library's generator makes
+/// one call per 8 bytes). Returns 0, or -1 when it could not (other platforms, or a call of
+/// more than 256 bytes a signal cut short): then use another source.
 int cfilespace_random(void *buffer, int64_t count);
 
 /// Names the calling thread (Linux: pthread_setname_np(3), at most 15 bytes kept; Swift's Glibc

@@ -69,7 +69,7 @@ package enum MIMETypes {
 
     /// The MIME type for the file name or path `name`, falling back to `application/octet-stream`.
     package static func type(forFileName name: String) -> String {
-        let last = name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? name
+        let last = name.lastIndex(of: "/").map { name[name.index(after: $0)...] } ?? name[...]
         guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return fallback }
         let ext = String(last[last.index(after: dot)...])
         return ext.isEmpty ? fallback : (type(forExtension: ext) ?? fallback)

@@ -28,8 +28,9 @@ package enum MultipartBoundary {
         case .asi:
             return asiPrefix + randomUUIDString()
         case .afNetworking:
-            var generator = SystemRandomNumberGenerator()
-            return "Boundary+" + hex8(generator.next()) + hex8(generator.next())
+            var values: (UInt32, UInt32) = (0, 0)
+            withUnsafeMutableBytes(of: &values) { randomBytes.fill($0) }
+            return "Boundary+" + hex8(values.0) + hex8(values.1)
         }
     }
 
@@ -60,28 +61,40 @@ package enum MultipartBoundary {
     private static let allowedPunctuation = Set("'()+_,-./:=? ".utf8)
 
     /// A random (version 4) UUID in its uppercase 8-4-4-4-12 text form, from the system's
-    /// random generator: Foundation's `UUID()` opens and reads `/dev/urandom` each time on Linux.
+    /// random source: Foundation's `UUID()` opens and reads `/dev/urandom` each time on Linux.
     private static func randomUUIDString() -> String {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        // One draw of 16 bytes (one getrandom call; SystemRandomNumberGenerator makes one per 8).
-        bytes.withUnsafeMutableBytes { fillRandom($0) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
-        let digits = Array("0123456789ABCDEF".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        var bytes: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &bytes) { randomBytes.fill($0) }
+        return withUnsafeMutableBytes(of: &bytes) { raw in
+            raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
+            raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 4122 variant
+            return String(unsafeUninitializedCapacity: 36) { text in
+                var out = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[out] = UInt8(ascii: "-")
+                        out += 1
+                    }
+                    text[out] = hexDigit(raw[index] >> 4)
+                    text[out + 1] = hexDigit(raw[index] & 0x0F)
+                    out += 2
+                }
+                return out
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
-    /// Fills `buffer` from the system's random source: one `getrandom` call on Linux (whole for
-    /// up to 256 bytes), else the system generator, 8 bytes at a time.
-    private static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) {
-        if buffer.count <= 256, cfilespace_random(buffer.baseAddress, Int64(buffer.count)) == 0 { return }
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 0x30 + value : 0x37 + value }
+
+    /// Random bytes for boundaries, drawn from the system a page at a time: one `getrandom`
+    /// call per 256 boundaries instead of one per boundary (a syscall on every small send).
+    private static let randomBytes = RandomBytePool()
+
+    /// Fills `buffer` from the system's random source: one `getrandom` call on Linux (a signal
+    /// can cut a call of more than 256 bytes short: then, as elsewhere, the system generator, 8
+    /// bytes at a time).
+    fileprivate static func fillFromSystem(_ buffer: UnsafeMutableRawBufferPointer) {
+        if cfilespace_random(buffer.baseAddress, Int64(buffer.count)) == 0 { return }
         var generator = SystemRandomNumberGenerator()
         var offset = 0
         while offset < buffer.count {
@@ -95,5 +108,29 @@ package enum MultipartBoundary {
     private static func hex8(_ value: UInt32) -> String {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+}
+
+/// Bytes from the system's random source, drawn ``size`` at a time and handed out once each,
+/// safe from any thread.
+private final class RandomBytePool: @unchecked Sendable {
+    // `@unchecked`: `buffer` and `used` are touched only under `lock`.
+    static let size = 4096
+    private let lock = NSLock()
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomBytePool.size, alignment: 8)
+    private var used = RandomBytePool.size
+
+    /// Fills `target` (at most ``size`` bytes) with bytes no other caller gets.
+    func fill(_ target: UnsafeMutableRawBufferPointer) {
+        lock.withLock {
+            if used + target.count > Self.size {
+                MultipartBoundary.fillFromSystem(buffer)
+                used = 0
+            }
+            target.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[used..<used + target.count]))
+            // Handed out once: the bytes are not kept where a later caller could see them again.
+            (buffer.baseAddress! + used).initializeMemory(as: UInt8.self, repeating: 0, count: target.count)
+            used += target.count
+        }
     }
 }

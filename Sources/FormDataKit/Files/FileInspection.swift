@@ -30,7 +30,7 @@ package enum FileInspection {
             throw OpenedFileRange.openError(path: path, errno: code)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
-        if let kind = kind(ofMode: info.st_mode) ?? (checkingFileSystem ? pseudoFileSystemKind(path: path) : nil) {
+        if let kind = kind(ofMode: info.st_mode) ?? (checkingFileSystem ? pseudoFileSystemKind(path: path, device: info.st_dev) : nil) {
             throw .notARegularFile(path: path, kind: kind)
         }
         guard access(path, R_OK) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
@@ -43,7 +43,7 @@ package enum FileInspection {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
-        if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(descriptor: descriptor) {
+        if let kind = kind(ofMode: info.st_mode) ?? pseudoFileSystemKind(descriptor: descriptor, device: info.st_dev) {
             throw .notARegularFile(path: path, kind: kind)
         }
         return UInt64(info.st_size)
@@ -83,11 +83,47 @@ package enum FileInspection {
         0x6462_6720: "debugfs file", 0x7472_6163: "tracefs file", 0x7363_6673: "securityfs file",
     ]
 
-    private static func pseudoFileSystemKind(path: String) -> String? {
-        pseudoFileSystems[Int(cfilespace_filesystem_type(-1, path))]
+    private static func pseudoFileSystemKind(path: String, device: dev_t) -> String? {
+        diskDevices.isKnown(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(-1, path))
     }
 
-    private static func pseudoFileSystemKind(descriptor: Int32) -> String? {
-        pseudoFileSystems[Int(cfilespace_filesystem_type(descriptor, nil))]
+    private static func pseudoFileSystemKind(descriptor: Int32, device: dev_t) -> String? {
+        diskDevices.isKnown(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(descriptor, nil))
+    }
+
+    /// The kernel file system `type` (a `statfs(2)` magic number) stands for, if any; a device
+    /// found to hold none is remembered.
+    private static func pseudoFileSystemKind(device: dev_t, type: Int64) -> String? {
+        // 0: statfs failed (or no such call): nothing is known, nothing remembered.
+        guard type != 0 else { return nil }
+        if let kind = pseudoFileSystems[Int(type)] { return kind }
+        diskDevices.remember(device)
+        return nil
+    }
+
+    /// Devices whose file system was found not to be one of ``pseudoFileSystems``: a form's files
+    /// are checked on every send, and a device's file system does not change while it is
+    /// mounted, so one `statfs(2)` per device is enough. (Were a device number reused by a kernel
+    /// file system mounted later, its files would still fail: their reads never match the size
+    /// they report, a ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.)
+    private static let diskDevices = DeviceSet(limit: 64)
+}
+
+/// A small set of device numbers, safe from any thread; emptied when it reaches its limit.
+private final class DeviceSet: @unchecked Sendable {
+    // `@unchecked`: `devices` is touched only under `lock`.
+    private let lock = NSLock()
+    private var devices: Set<UInt64> = []
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func isKnown(_ device: dev_t) -> Bool { lock.withLock { devices.contains(UInt64(device)) } }
+
+    func remember(_ device: dev_t) {
+        lock.withLock {
+            if devices.count >= limit { devices.removeAll() }
+            devices.insert(UInt64(device))
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import FormDataKit
 
@@ -51,5 +52,20 @@ struct GeneratedBoundaryTests {
             #expect(ones[index] | fixedBits[index] == 0xFF, "byte \(index) has bits never set")
             #expect(zeros[index] | fixedBits[index] == 0xFF, "byte \(index) has bits never cleared")
         }
+    }
+
+    @Test("boundaries drawn on 8 threads at once (the random bytes come from one shared pool) are all different")
+    func differentAcrossThreads() {
+        let perThread = 1_000
+        let drawn = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            var mine: [String] = []
+            for index in 0..<perThread {
+                mine.append(index % 2 == 0 ? MultipartBoundary.makeASIBoundary() : MultipartBoundary.make(.afNetworking))
+            }
+            drawn.withLock { $0 += mine }
+        }
+        #expect(drawn.current.count == 8 * perThread)
+        #expect(Set(drawn.current).count == 8 * perThread)
     }
 }

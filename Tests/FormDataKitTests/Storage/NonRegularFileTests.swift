@@ -26,6 +26,22 @@ struct NonRegularFileTests {
         }
     }
 
+    @Test("the file system check remembers only disk devices: kernel files stay refused after disk files, and again and again")
+    func kernelFilesStayRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let regular = try scratch.write("plain.txt", "plain")
+        for _ in 0..<3 {
+            let request = FormDataRequest(url: anyURL)
+            try request.addFile(regular, forKey: "ok")
+            #expect(throws: FormDataError.notARegularFile(path: "/proc/self/status", kind: "procfs file")) {
+                try request.addFile("/proc/self/status", forKey: "f")
+            }
+            let opened = try OpenedFileRange(FileRange(path: regular, offset: 0, length: 5, expectedFileSize: 5))
+            #expect(opened.remaining == 5)
+        }
+    }
+
     @Test("a link to a regular file is a regular file")
     func linkToRegularFile() throws {
         let scratch = try Scratch()
