@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <sys/uio.h>
 #include <sys/vfs.h>
+#include <sys/sysmacros.h>
 #include <pthread.h>
 #include <string.h>
 #endif
@@ -67,6 +68,14 @@ int cfilespace_random(void *buffer, int64_t count) {
     (void)buffer;
     (void)count;
     return -1;
+#endif
+}
+
+uint32_t cfilespace_device_major(uint64_t device) {
+#if defined(__linux__)
+    return major((dev_t)device);
+#else
+    return (uint32_t)((device >> 24) & 0xff);
 #endif
 }
 

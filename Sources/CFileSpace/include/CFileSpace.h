@@ -27,6 +27,10 @@ int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offs
 /// more than 256 bytes a signal cut short): then use another source.
 int cfilespace_random(void *buffer, int64_t count);
 
+/// The major number of device number `device` (major(3); Swift's Glibc module does not expose
+/// the macro): 0 for the anonymous devices of kernel, memory and network file systems.
+uint32_t cfilespace_device_major(uint64_t device);
+
 /// Names the calling thread (Linux: pthread_setname_np(3), at most 15 bytes kept; Swift's Glibc
 /// module does not expose it). Returns 0, or an error number (other platforms: ENOSYS).
 int cfilespace_name_thread(const char *name);

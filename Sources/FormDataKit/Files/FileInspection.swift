@@ -91,21 +91,22 @@ package enum FileInspection {
         diskDevices.isKnown(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(descriptor, nil))
     }
 
-    /// The kernel file system `type` (a `statfs(2)` magic number) stands for, if any; a device
-    /// found to hold none is remembered.
+    /// The kernel file system `type` (a `statfs(2)` magic number) stands for, if any; a block
+    /// device found to hold none is remembered.
     private static func pseudoFileSystemKind(device: dev_t, type: Int64) -> String? {
         // 0: statfs failed (or no such call): nothing is known, nothing remembered.
         guard type != 0 else { return nil }
         if let kind = pseudoFileSystems[Int(type)] { return kind }
-        diskDevices.remember(device)
+        if cfilespace_device_major(UInt64(device)) != 0 { diskDevices.remember(device) }
         return nil
     }
 
-    /// Devices whose file system was found not to be one of ``pseudoFileSystems``: a form's files
-    /// are checked on every send, and a device's file system does not change while it is
-    /// mounted, so one `statfs(2)` per device is enough. (Were a device number reused by a kernel
-    /// file system mounted later, its files would still fail: their reads never match the size
-    /// they report, a ``FormDataError/fileChanged(path:expectedSize:actualSize:)``.)
+    /// Block devices whose file system was found not to be one of ``pseudoFileSystems``: a
+    /// form's files are checked on every send, and a block device's file system does not change
+    /// while it is mounted, so one `statfs(2)` per device is enough. Only block devices (a major
+    /// number other than 0): kernel file systems, like tmpfs, NFS or FUSE, have anonymous device
+    /// numbers (major 0), which the kernel reuses for whatever it mounts next — a number once a
+    /// tmpfs's could later be a procfs's, whose files would then pass as empty regular files.
     private static let diskDevices = DeviceSet(limit: 64)
 }
 

@@ -1,3 +1,4 @@
+import CFileSpace
 import Foundation
 import FormDataKitTestSupport
 import Testing
@@ -39,6 +40,15 @@ struct NonRegularFileTests {
             }
             let opened = try OpenedFileRange(FileRange(path: regular, offset: 0, length: 5, expectedFileSize: 5))
             #expect(opened.remaining == 5)
+        }
+    }
+
+    @Test("kernel file systems have anonymous devices (major 0), whose file system is checked every time, never remembered")
+    func kernelFileSystemsHaveAnonymousDevices() {
+        for path in ["/proc/self/status", "/sys/kernel", "/dev/shm"] {
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            #expect(cfilespace_device_major(UInt64(info.st_dev)) == 0, "\(path)")
         }
     }
 
