@@ -149,27 +149,32 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     /// Feeds `event` to the machine and carries out its actions; `data`: the body bytes of a
     /// ``SendStateMachine/Event/bodyReceived(id:count:now:)``.
     fileprivate func handle(_ event: SendStateMachine.Event, data: Data? = nil) {
-        let (outside, drain) = lock.withLock { () -> ([SendStateMachine.Action], Bool) in
+        let (outside, drain, finished) = lock.withLock { () -> ([SendStateMachine.Action], Bool, Bool) in
             if case .exchangeEnded(let id, _, _) = event { tasks[id] = nil }
-            var outside: [SendStateMachine.Action] = []
-            for step in resumption?.incoming(event) ?? [.forward(event)] {
-                switch step {
-                case .forward(let event):
-                    outside += apply(machineHandle(event), exchange: event.exchangeID ?? 0, data: data)
-                case .startExchange(let id, let request):
-                    outside.append(.startExchange(id: id, request: request))
-                case .cancelExchange(let id):
-                    cancelledExchanges.insert(id)
-                    outside.append(.cancelExchange(id: id))
+            var outside: [SendStateMachine.Action]
+            if resumption == nil {
+                outside = apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
+            } else {
+                outside = []
+                for step in resumption!.incoming(event) {
+                    switch step {
+                    case .forward(let event):
+                        outside += apply(machineHandle(event), exchange: event.exchangeID ?? 0, data: data)
+                    case .startExchange(let id, let request):
+                        outside.append(.startExchange(id: id, request: request))
+                    case .cancelExchange(let id):
+                        cancelledExchanges.insert(id)
+                        outside.append(.cancelExchange(id: id))
+                    }
                 }
             }
             defer { claimedDrain = false }
-            return (outside, claimedDrain)
+            return (outside, claimedDrain, machine.isFinished)
         }
-        perform(outside)
+        if !outside.isEmpty { perform(outside) }
         if drain { mailbox.drainHere() }
         // Nothing of a finished send stays referenced (a task holds its observer, which holds this).
-        lock.withLock { if machine.isFinished { tasks = [:] } }
+        if finished { lock.withLock { tasks = [:] } }
     }
 
     /// The machine's actions for `event` (under `lock`), as the resumption carries them out.
@@ -194,8 +199,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 let batch = ProgressBatch(delta)
                 progressBatch = delta > 0 ? batch : nil
                 let onEvent = self.onEvent
-                enqueue {
-                    let delta = batch.take()
+                enqueue { [lock] in
+                    let delta = lock.withLock { batch.take() }
                     if delta != 0 { onEvent(.progress(delta: delta)) }
                 }
             case .reportRetry(let count):

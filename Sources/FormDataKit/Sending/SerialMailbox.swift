@@ -71,10 +71,10 @@ package final class SerialMailbox: @unchecked Sendable {
 }
 
 /// Body-progress deltas gathered into one callback while it waits in a ``SerialMailbox``: a
-/// transport may report every few kilobytes, the callbacks run once per batch.
+/// transport may report every few kilobytes, the callbacks run once per batch. Not locked
+/// itself: its owner (a ``SendDriver``) calls it only under its own lock.
 final class ProgressBatch: @unchecked Sendable {
-    // `@unchecked`: `delta` and `closed` are touched only under `lock`.
-    private let lock = NSLock()
+    // `@unchecked`: `delta` and `closed` are touched only under the owner's lock.
     private var delta: Int64
     private var closed = false
 
@@ -82,18 +82,14 @@ final class ProgressBatch: @unchecked Sendable {
 
     /// Adds `more` unless the batch was already taken; false when it was (start a new one).
     func add(_ more: Int64) -> Bool {
-        lock.withLock {
-            guard !closed else { return false }
-            delta += more
-            return true
-        }
+        guard !closed else { return false }
+        delta += more
+        return true
     }
 
     /// The gathered delta; the batch takes no more after this.
     func take() -> Int64 {
-        lock.withLock {
-            closed = true
-            return delta
-        }
+        closed = true
+        return delta
     }
 }
