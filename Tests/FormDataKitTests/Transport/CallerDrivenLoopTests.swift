@@ -118,6 +118,28 @@ struct CallerDrivenLoopTests {
         }
     }
 
+    @Test("a cancel from another thread ends a spin at once: the caller does not spin out its second")
+    func cancelEndsASpin() async throws {
+        try await TransportTestSupport.withReceiver { receiver in
+            // Spins of up to a second: the one after the body went out is still on when the cancel comes.
+            let transport = CurlTransport(configuration: .init(synchronousSpinInterval: 1))
+            let started = Date()
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() } == .cancelled)
+            // The cancel comes 0.2 s after the start; a spin deaf to it would end 1 s after the start.
+            #expect(Date().timeIntervalSince(started) < 0.9)
+        }
+    }
+
+    @Test("a stop from another thread ends a spin at once")
+    func stopEndsASpin() async throws {
+        try await TransportTestSupport.withReceiver { receiver in
+            let transport = CurlTransport(configuration: .init(synchronousSpinInterval: 1))
+            let started = Date()
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stop() } == .cancelled)
+            #expect(Date().timeIntervalSince(started) < 0.9)
+        }
+    }
+
     @Test("a stop while a caller drives fails its send with cancelled and returns the caller")
     func stopWhileDriving() async throws {
         try await TransportTestSupport.withReceiver { receiver in

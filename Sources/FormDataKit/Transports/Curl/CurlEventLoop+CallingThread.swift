@@ -1,3 +1,4 @@
+import CCurl
 import Foundation
 
 extension CurlEventLoop {
@@ -26,6 +27,10 @@ extension CurlEventLoop {
             }
             // Finished since the round: ``wakeSleepingCaller()`` saw `sleeping` set, or this sees it.
             if wait.isFinished { break }
+            if idle, spinUntilReady() {
+                lock.withLock { sleeping = false }
+                continue
+            }
             poll(idle: idle)
         }
         lock.withLock {
@@ -34,6 +39,26 @@ extension CurlEventLoop {
             if stopRequested || !commands.isEmpty || !active.isEmpty { lock.signal() }
         }
         wait.wait()
+    }
+
+    /// Checks the sockets without sleeping for as long as ``spinWait`` allows, when every transfer
+    /// in flight has its body on the wire and waits for its answer (never while a body still goes
+    /// out: a socket waits to be writable for the server to read, and the server may need this
+    /// CPU); true once a socket is ready or the loop was woken (a command or a stop came: a command's
+    /// waker clears `sleeping` first; `curl_multi_poll` does not count its wake-up, and drains it).
+    private func spinUntilReady() -> Bool {
+        guard !active.isEmpty, active.values.allSatisfy(\.bodyIsOnTheWire) else { return false }
+        let limit = spinWait.nextLimit()
+        guard limit > 0, let multi = lock.withLock({ self.multi }) else { return false }
+        let end = SendTimer.now &+ limit
+        var ready: Int32 = 0
+        var woken = false
+        repeat {
+            _ = ccurl_multi_poll(multi, 0, &ready)
+            woken = lock.withLock { !sleeping || stopRequested }
+        } while ready == 0 && !woken && SendTimer.now < end
+        spinWait.record(answered: ready > 0 || woken)
+        return ready > 0 || woken
     }
 
     /// Wakes the caller driving the loop when it sleeps in `curl_multi_poll` (its send finished

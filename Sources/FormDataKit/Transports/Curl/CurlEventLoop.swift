@@ -19,8 +19,8 @@ import Foundation
 /// stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
     // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped` and
-    // `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince` and `multiWasUsed` are
-    // touched only by the owner of the multi handle (ownership passes under `lock`), and `multi`
+    // `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince`, `multiWasUsed` and
+    // `spinWait` are touched only by the owner of the multi handle (ownership passes under `lock`), and `multi`
     // is used by its owner and by `curl_multi_wakeup` under `lock`, which libcurl allows from
     // any thread.
     enum Command {
@@ -68,11 +68,18 @@ final class CurlEventLoop: @unchecked Sendable {
     /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
     private var spareHandles: [UnsafeMutableRawPointer] = []
     static let maximumSpareHandles = 16
+    /// Whether a caller driving the loop spins before it sleeps for an answer (callers only,
+    /// one at a time: ``drive(until:after:)``).
+    var spinWait: CurlSpinWait
 
-    init(maximumConnectionsPerHost: Int, maximumIdleConnections: Int, idleConnectionTimeout: TimeInterval) {
+    init(
+        maximumConnectionsPerHost: Int, maximumIdleConnections: Int, idleConnectionTimeout: TimeInterval,
+        spinWaitNanoseconds: UInt64 = 0
+    ) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
         self.maximumIdleConnections = maximumIdleConnections
         self.idleConnectionTimeout = idleConnectionTimeout
+        spinWait = CurlSpinWait(limit: spinWaitNanoseconds)
     }
 
     /// Queues `send` to start; false when the loop has stopped or libcurl cannot be used.

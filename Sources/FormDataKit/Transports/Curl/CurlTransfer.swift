@@ -334,6 +334,9 @@ final class CurlTransfer {
         cookieJar?.transferEnded(setCookieLines: setCookieLines, file: cookieJarFile)
     }
 
+    /// Whether the whole body (or none) is on the wire: the exchange waits for its answer.
+    var bodyIsOnTheWire: Bool { uploadReports.onWire >= uploadReports.bodyLength }
+
     /// Progress: bytes of the body on the wire.
     fileprivate func progress(uploaded: Int64, downloaded: Int64) {
         if let report = uploadReports.sent(uploaded, now: SendTimer.now) {

@@ -76,6 +76,16 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         /// Seconds the transport may sit with no send in flight before it closes every connection
         /// it kept for reuse; 30 by default (0: kept until the transport is released).
         public var idleConnectionTimeout: TimeInterval
+        /// Seconds a thread in ``FormDataRequest/startSynchronous()`` that runs this transport's
+        /// loop checks its sockets without sleeping, once its request is on the wire, before it
+        /// sleeps until the answer: 0.0002 (200 µs) by default; 0: it sleeps at once. An answer
+        /// within that time (a server on the same machine or the same LAN) is taken without a sleep
+        /// and a wake-up, which on a virtual machine can take as long as the answer. Spins that
+        /// find nothing make the following waits sleep at once (up to 64 of them), so a slower
+        /// server costs one spin in 64 waits. With one processor it never spins (a server on the
+        /// same machine would need it to answer). Measured (`formdata-bench w7`, 3,000 small forms one
+        /// at a time to a loopback server): 0.66 s with it against 0.92 s without.
+        public var synchronousSpinInterval: TimeInterval
 
         /// A configuration; every argument has the default described on its property.
         /// - Parameters:
@@ -92,12 +102,16 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ///   - maximumCookies: the most cookies kept in all (3,000).
         ///   - maximumIdleConnections: the most connections kept open for reuse (64).
         ///   - idleConnectionTimeout: seconds with no send before kept connections are closed (30; 0: never).
+        ///   - synchronousSpinInterval: seconds a synchronous send checks for its answer before it
+        ///     sleeps (0.0002; 0: never).
         public init(
             connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
             sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
             trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil, maximumCookiesPerDomain: Int = 180,
-            maximumCookies: Int = 3000, maximumIdleConnections: Int = 64, idleConnectionTimeout: TimeInterval = 30
+            maximumCookies: Int = 3000, maximumIdleConnections: Int = 64, idleConnectionTimeout: TimeInterval = 30,
+            synchronousSpinInterval: TimeInterval = 0.0002
         ) {
+            self.synchronousSpinInterval = synchronousSpinInterval
             self.trust = trust
             self.cookieJarFile = cookieJarFile
             self.maximumCookiesPerDomain = max(0, maximumCookiesPerDomain)
@@ -111,6 +125,12 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
             self.maximumConnectionsPerHost = max(0, maximumConnectionsPerHost)
             self.uploadBufferSize = max(0, uploadBufferSize)
         }
+    }
+
+    /// The spin of ``Configuration/synchronousSpinInterval`` in nanoseconds: at most a second;
+    /// 0 for 0, a negative value or NaN, and on a machine with one processor.
+    static func nanoseconds(spinning seconds: TimeInterval, processors: Int = ProcessInfo.processInfo.activeProcessorCount) -> UInt64 {
+        seconds.isFinite && seconds > 0 && processors > 1 ? UInt64(min(seconds, 1) * 1e9) : 0
     }
 
     /// The process's transport with default settings, created on first use (its thread starts
@@ -139,7 +159,8 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         self.eventLoop = CurlEventLoop(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             maximumIdleConnections: configuration.maximumIdleConnections,
-            idleConnectionTimeout: configuration.idleConnectionTimeout)
+            idleConnectionTimeout: configuration.idleConnectionTimeout,
+            spinWaitNanoseconds: Self.nanoseconds(spinning: configuration.synchronousSpinInterval))
         self.cookieJar =
             CurlLibrary.isAvailable
             ? CurlCookieJar(limits: .init(perDomain: configuration.maximumCookiesPerDomain, total: configuration.maximumCookies)) : nil
