@@ -84,11 +84,11 @@ package enum FileInspection {
     ]
 
     private static func pseudoFileSystemKind(path: String, device: dev_t) -> String? {
-        diskDevices.isKnown(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(-1, path))
+        isKnownDiskDevice(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(-1, path))
     }
 
     private static func pseudoFileSystemKind(descriptor: Int32, device: dev_t) -> String? {
-        diskDevices.isKnown(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(descriptor, nil))
+        isKnownDiskDevice(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(descriptor, nil))
     }
 
     /// The kernel file system `type` (a `statfs(2)` magic number) stands for, if any; a block
@@ -97,9 +97,16 @@ package enum FileInspection {
         // 0: statfs failed (or no such call): nothing is known, nothing remembered.
         guard type != 0 else { return nil }
         if let kind = pseudoFileSystems[Int(type)] { return kind }
-        if cfilespace_device_major(UInt64(device)) != 0 { diskDevices.remember(device) }
+        if cfilespace_device_major(UInt64(device)) != 0 {
+            diskDevices.withLock { devices in
+                if devices.count >= 64 { devices.removeAll() }  // a few devices at most, in practice
+                devices.insert(UInt64(device))
+            }
+        }
         return nil
     }
+
+    private static func isKnownDiskDevice(_ device: dev_t) -> Bool { diskDevices.withLock { $0.contains(UInt64(device)) } }
 
     /// Block devices whose file system was found not to be one of ``pseudoFileSystems``: a
     /// form's files are checked on every send, and a block device's file system does not change
@@ -107,24 +114,5 @@ package enum FileInspection {
     /// number other than 0): kernel file systems, like tmpfs, NFS or FUSE, have anonymous device
     /// numbers (major 0), which the kernel reuses for whatever it mounts next — a number once a
     /// tmpfs's could later be a procfs's, whose files would then pass as empty regular files.
-    private static let diskDevices = DeviceSet(limit: 64)
-}
-
-/// A small set of device numbers, safe from any thread; emptied when it reaches its limit.
-private final class DeviceSet: @unchecked Sendable {
-    // `@unchecked`: `devices` is touched only under `lock`.
-    private let lock = NSLock()
-    private var devices: Set<UInt64> = []
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func isKnown(_ device: dev_t) -> Bool { lock.withLock { devices.contains(UInt64(device)) } }
-
-    func remember(_ device: dev_t) {
-        lock.withLock {
-            if devices.count >= limit { devices.removeAll() }
-            devices.insert(UInt64(device))
-        }
-    }
+    private static let diskDevices = Locked<Set<UInt64>>([])
 }
