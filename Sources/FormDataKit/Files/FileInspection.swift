@@ -23,6 +23,7 @@ package enum FileInspection {
     /// descriptor in full (``regularFileSize(descriptor:path:)``); a form's build checks its
     /// files on every send.
     package static func regularFileSize(at path: String, checkingFileSystem: Bool = true) throws(FormDataError) -> UInt64 {
+        if let seam = OpenedFileRange.openSeam.current, seam.blocks(path), seam.stats(path) { seam.wait(path) }
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno

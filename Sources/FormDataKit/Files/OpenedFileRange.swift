@@ -16,18 +16,25 @@ package final class OpenedFileRange {
 
     /// A test seam that stands for a file system whose opens of some paths wait: which paths
     /// (asked without waiting, by a read that must not wait), and what an open of one does (on the
-    /// thread that opens it: a test blocks there). Only its paths are affected, so tests that run
-    /// beside one using it are not. Nil outside tests.
+    /// thread that opens it: a test blocks there); with ``stats``, a `stat` of one by
+    /// ``FileInspection/regularFileSize(at:checkingFileSystem:)`` (a form's build) waits too. Only
+    /// its paths are affected, so tests that run beside one using it are not. Nil outside tests.
     package struct OpenSeam: Sendable {
         /// Whether an open of the path waits.
         package var blocks: @Sendable (String) -> Bool
         /// Called before an open of a path ``blocks`` names.
         package var wait: @Sendable (String) -> Void
+        /// Whether a `stat` of a path ``blocks`` names waits as an open does (given the path).
+        package var stats: @Sendable (String) -> Bool
 
         /// A seam; the arguments are described on the properties.
-        package init(blocks: @escaping @Sendable (String) -> Bool, wait: @escaping @Sendable (String) -> Void) {
+        package init(
+            blocks: @escaping @Sendable (String) -> Bool, wait: @escaping @Sendable (String) -> Void,
+            stats: @escaping @Sendable (String) -> Bool = { _ in false }
+        ) {
             self.blocks = blocks
             self.wait = wait
+            self.stats = stats
         }
     }
 

@@ -39,6 +39,31 @@ struct ReadAheadTests {
         }
     }
 
+    @Test(
+        "a synchronous send whose build waits on its file system (a stat that hangs) holds no other send on the same transport"
+    )
+    func blockedBuildHoldsNoOtherSend() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            let blockedFile = try Support.makeFile(size: 3_000, seed: 83, name: "blocked-build.bin")
+            let otherFile = try Support.makeFile(size: 2_000, seed: 84)
+            defer {
+                blockedFile.remove()
+                otherFile.remove()
+            }
+            // Added before the gate goes up: only the build's stat, inside startSynchronous, waits.
+            let request = try TransportMatrixTests.formRequest(receiver.url("/discard"), file: blockedFile.path, transport: transport)
+            let gate = OpenGate(blocking: [blockedFile.path], for: 10, stats: true)
+            defer { gate.release() }
+            let blocked = ThreadedSend(request)
+            #expect(await gate.waitUntilEntered(count: 1, within: 5))
+            await Self.sendOthers(5, file: otherFile.path, to: receiver, on: transport)
+            gate.release()
+            let outcome = await blocked.outcome(within: 20)
+            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+        }
+    }
+
     @Test("a send whose body read is blocked is cancelled at once")
     func blockedReadCancelled() async throws {
         try await Support.withReceiver { receiver in
@@ -232,8 +257,9 @@ extension Result {
     }
 }
 
-/// Makes every open of the given paths block (on whichever thread opens them) until
-/// ``release()`` or the time limit: a file system that hangs, through `OpenedFileRange`'s seam.
+/// Makes every open of the given paths block (on whichever thread opens them), and with `stats`
+/// every build's `stat` of them, until ``release()`` or the time limit: a file system that hangs,
+/// through `OpenedFileRange`'s seam.
 /// Gates of tests that run at once live side by side: each blocks only its own paths, and
 /// releasing one leaves the others in place.
 final class OpenGate: @unchecked Sendable {
@@ -242,15 +268,18 @@ final class OpenGate: @unchecked Sendable {
     private let released = DispatchSemaphore(value: 0)
     private let paths: Set<String>
     private let limit: TimeInterval
+    /// Whether a `stat` of the paths (a form's build) blocks too.
+    private let stats: Bool
 
     /// The gates not yet released, and the one seam that asks them.
     private static let active = Locked<[ObjectIdentifier: OpenGate]>([:])
     private static let seam = OpenedFileRange.OpenSeam(
         blocks: { path in active.current.values.contains { $0.paths.contains(path) } },
-        wait: { path in active.current.values.first { $0.paths.contains(path) }?.block() })
+        wait: { path in active.current.values.first { $0.paths.contains(path) }?.block() },
+        stats: { path in active.current.values.first { $0.paths.contains(path) }?.stats ?? false })
 
-    init(blocking paths: Set<String>, for limit: TimeInterval) {
-        (self.paths, self.limit) = (paths, limit)
+    init(blocking paths: Set<String>, for limit: TimeInterval, stats: Bool = false) {
+        (self.paths, self.limit, self.stats) = (paths, limit, stats)
         Self.active.withLock { $0[ObjectIdentifier(self)] = self }
         OpenedFileRange.openSeam.withLock { $0 = Self.seam }
     }

@@ -3,23 +3,32 @@ import Foundation
 
 extension CurlEventLoop {
     /// Calls `start`, then runs the loop's rounds on the calling thread until `wait` is
-    /// finished, returning once it is (``CallerDrivenTransport``). A caller that finds the multi
-    /// handle owned (the transport's thread busy with other transfers, or another caller) only
-    /// waits, as any sender does. Transfers still in flight when the caller's send ends (other
-    /// threads') go back to the transport's thread.
+    /// finished, returning once it is (``CallerDrivenTransport``). `start` runs before the caller
+    /// claims the loop: it builds the caller's body, which may wait on a file system, and no other
+    /// sender's exchange may wait for that; the command it queues does not wake the transport's
+    /// thread, as the caller takes it next. A caller that then finds the multi handle owned (the
+    /// transport's thread busy with other transfers, or another caller) only waits, as any sender
+    /// does. Transfers still in flight when the caller's send ends (other threads') go back to the
+    /// transport's thread.
     func drive(until wait: SynchronousWait, after start: () -> Void) {
+        wait.onFinish { [weak self] in self?.wakeSleepingCaller() }
+        let caller = Self.currentThread
+        lock.withLock { _ = arrivingCallers.insert(caller) }
+        start()
         let claimed = lock.withLock { () -> Bool in
-            guard !stopped, !stopRequested, owner == .nobody, startIfNeeded() else { return false }
+            arrivingCallers.remove(caller)
+            guard !wait.isFinished, !stopped, !stopRequested, owner == .nobody else {
+                // A command this caller queued without waking anyone goes to the transport's thread.
+                if owner == .nobody, !commands.isEmpty { lock.signal() }
+                return false
+            }
             owner = .caller
             return true
         }
         guard claimed else {
-            start()
             wait.wait()
             return
         }
-        wait.onFinish { [weak self] in self?.wakeSleepingCaller() }
-        start()
         while !wait.isFinished, round() {
             let idle = lock.withLock { () -> Bool in
                 sleeping = commands.isEmpty && !stopRequested

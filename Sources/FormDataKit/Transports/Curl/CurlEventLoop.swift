@@ -18,11 +18,11 @@ import Foundation
 /// handle's cache between transfers, so sends to the same host reuse them. Started on first use;
 /// stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
-    // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped` and
-    // `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince`, `multiWasUsed` and
-    // `spinWait` are touched only by the owner of the multi handle (ownership passes under `lock`), and `multi`
-    // is used by its owner and by `curl_multi_wakeup` under `lock`, which libcurl allows from
-    // any thread.
+    // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped`,
+    // `arrivingCallers` and `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince`,
+    // `multiWasUsed` and `spinWait` are touched only by the owner of the multi handle (ownership
+    // passes under `lock`), and `multi` is used by its owner and by `curl_multi_wakeup` under
+    // `lock`, which libcurl allows from any thread.
     enum Command {
         case start(CurlSend)
         case cancel(CurlSend)
@@ -51,6 +51,17 @@ final class CurlEventLoop: @unchecked Sendable {
     var sleeping = false
     var stopRequested = false
     var stopped = false
+    /// Threads about to drive the loop (``drive(until:after:)``), still starting their sends:
+    /// a command one of them queues does not wake the transport's thread.
+    var arrivingCallers: Set<UInt> = []
+    /// The calling thread, as ``arrivingCallers`` holds it.
+    static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
+    }
     /// Signalled once the thread has released every libcurl handle and ended.
     private let finished = DispatchSemaphore(value: 0)
     var multi: UnsafeMutableRawPointer?
@@ -125,7 +136,7 @@ final class CurlEventLoop: @unchecked Sendable {
             guard !stopped, !stopRequested, startIfNeeded() else { return false }
             commands.append(command)
             if owner == .nobody {
-                lock.signal()
+                if !arrivingCallers.contains(Self.currentThread) { lock.signal() }
             } else if sleeping {
                 sleeping = false
                 wakeOwner()
