@@ -5,6 +5,7 @@
 #include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <string.h>
 #endif
@@ -88,5 +89,42 @@ int cfilespace_name_thread(const char *name) {
 #else
     (void)name;
     return ENOSYS;
+#endif
+}
+
+int64_t cfilespace_pipe(int32_t ends[2], int64_t capacity) {
+#if defined(__linux__)
+    int fds[2];
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return -errno;
+    int have = fcntl(fds[1], F_GETPIPE_SZ);
+    if (capacity > have && capacity <= (int64_t)0x40000000) {
+        int raised = fcntl(fds[1], F_SETPIPE_SZ, (int)capacity);
+        if (raised > 0) have = raised;
+    }
+    ends[0] = fds[0];
+    ends[1] = fds[1];
+    return have > 0 ? (int64_t)have : 4096;
+#else
+    (void)ends;
+    (void)capacity;
+    return -ENOSYS;
+#endif
+}
+
+int64_t cfilespace_splice_to_pipe(int fd, int64_t offset, int pipe_fd, int64_t count) {
+#if defined(__linux__)
+    loff_t position = (loff_t)offset;
+    for (;;) {
+        ssize_t moved = splice(fd, &position, pipe_fd, NULL, (size_t)count, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (moved >= 0) return (int64_t)moved;
+        if (errno == EINTR) continue;
+        return -errno;
+    }
+#else
+    (void)fd;
+    (void)offset;
+    (void)pipe_fd;
+    (void)count;
+    return -ENOSYS;
 #endif
 }

@@ -35,4 +35,17 @@ uint32_t cfilespace_device_major(uint64_t device);
 /// module does not expose it). Returns 0, or an error number (other platforms: ENOSYS).
 int cfilespace_name_thread(const char *name);
 
+/// Makes a pipe for a body read ahead (Linux: pipe2(2), both ends non-blocking and
+/// close-on-exec), its capacity raised towards `capacity` bytes (F_SETPIPE_SZ; the system may
+/// give less, or keep its default). Stores the read end in `ends[0]` and the write end in
+/// `ends[1]`. Returns the capacity it has, or a negated errno value (-ENOSYS on other platforms).
+int64_t cfilespace_pipe(int32_t ends[2], int64_t capacity);
+
+/// Moves up to `count` bytes at `offset` of the open file `fd` into the pipe `pipe_fd` without
+/// copying them (Linux: splice(2); the pipe side does not wait, the file side may). Returns the
+/// bytes moved (0 at the end of the file), -EAGAIN when the pipe is full, -EINVAL when this file
+/// cannot be spliced (read and write it instead), another negated errno value when it failed
+/// (-ENOSYS on other platforms).
+int64_t cfilespace_splice_to_pipe(int fd, int64_t offset, int pipe_fd, int64_t count);
+
 #endif

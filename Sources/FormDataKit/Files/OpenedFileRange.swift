@@ -13,6 +13,8 @@ package final class OpenedFileRange {
     package let descriptor: Int32
     /// Bytes of the range already read.
     package private(set) var consumed: UInt64 = 0
+    /// Whether `O_NONBLOCK` has been taken off the descriptor (before a splice).
+    private var blocking = false
 
     /// A test seam that stands for a file system whose opens of some paths wait: which paths
     /// (asked without waiting, by a read that must not wait), and what an open of one does (on the
@@ -132,6 +134,44 @@ package final class OpenedFileRange {
         }
         try checkSizeAgain()
         return true
+    }
+
+    /// What ``splice(into:limit:)`` did.
+    package enum SpliceResult: Equatable {
+        /// This many bytes of the range moved into the pipe.
+        case moved(Int)
+        /// The pipe is full: nothing moved.
+        case pipeFull
+        /// This file cannot be spliced: read it with ``read(into:)`` instead.
+        case unsupported
+    }
+
+    /// Moves up to `limit` more bytes of the range into the pipe whose write end is `pipe`,
+    /// without copying them (`splice(2)`; the file side may wait for the disk, so never call this
+    /// on a transport's thread). Once the range is done, the file's size is checked once more.
+    /// - Throws: as ``read(into:)``.
+    package func splice(into pipe: Int32, limit: Int) throws(FormDataError) -> SpliceResult {
+        guard remaining > 0 else { return .moved(0) }
+        if !blocking {
+            // Opened non-blocking against FIFOs; a regular file's reads wait as usual, so a
+            // splice's "would wait" can only mean a full pipe.
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+            blocking = true
+        }
+        let want = Int64(min(UInt64(max(1, limit)), remaining))
+        let moved = cfilespace_splice_to_pipe(descriptor, Int64(range.offset + consumed), pipe, want)
+        switch moved {
+        case -Int64(EAGAIN): return .pipeFull
+        case -Int64(EINVAL), -Int64(ENOSYS): return .unsupported
+        case ..<0: throw .fileUnreadable(path: range.path, errno: Int32(-moved))
+        case 0:
+            try checkSizeAgain()
+            throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: range.offset + consumed)
+        default:
+            consumed += UInt64(moved)
+            if remaining == 0 { try checkSizeAgain() }
+            return .moved(Int(moved))
+        }
     }
 
     /// Calls `body` with consecutive chunks of at most `size` bytes until the range is read.

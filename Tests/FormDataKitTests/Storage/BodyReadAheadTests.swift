@@ -21,7 +21,7 @@ struct BodyReadAheadTests {
     }
 
     /// Reads `readAhead` to its end (or error) in pieces of `capacity`, waiting for `ready` when told to.
-    static func drain(_ readAhead: BodyReadAhead, ready: DispatchSemaphore, capacity: Int = 777) -> Result<Data, FormDataError> {
+    static func drain(_ readAhead: any ReadAheadBody, ready: DispatchSemaphore, capacity: Int = 777) -> Result<Data, FormDataError> {
         var out = Data()
         var buffer = [UInt8](repeating: 0, count: capacity)
         while true {

@@ -27,7 +27,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case start(CurlSend)
         case cancel(CurlSend)
         /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
-        case resume(easy: UInt, readAhead: BodyReadAhead)
+        case resume(easy: UInt, readAhead: any ReadAheadBody)
     }
 
     /// Who runs the multi handle's rounds.
@@ -105,7 +105,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Queues resuming the transfer on easy handle `easy` (its address), paused until its body's
     /// `readAhead` had bytes; nothing happens when that transfer has ended meanwhile.
-    func resume(easy: UInt, readAhead: BodyReadAhead) {
+    func resume(easy: UInt, readAhead: any ReadAheadBody) {
         _ = submit(.resume(easy: easy, readAhead: readAhead))
     }
 

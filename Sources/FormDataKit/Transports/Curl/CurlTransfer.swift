@@ -24,7 +24,7 @@ final class CurlTransfer {
     private let bodySource: BodySource?
     /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies).
     private var bodyBytes: CurlBodyBytes?
-    private var readAhead: BodyReadAhead?
+    private var readAhead: (any ReadAheadBody)?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     private var pausedForBody = false
     /// The error that stopped reading the body (a file that changed or vanished).
@@ -198,12 +198,17 @@ final class CurlTransfer {
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
             check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
-            // Read ahead in two chunks of the upload buffer's size; when bytes arrive for a
-            // paused transfer, the event loop resumes it on its own thread.
+            // Read ahead through a pipe (Linux; file parts moved, not copied), else in two chunks
+            // of the upload buffer's size; when bytes arrive for a paused transfer, the event
+            // loop resumes it on its own thread.
             let key = UInt(bitPattern: easy)
-            readAhead = BodyReadAhead(source: source, chunkSize: uploadBuffer) { [weak loop = send.transport.eventLoop] readAhead in
+            let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
                 loop?.resume(easy: key, readAhead: readAhead)
             }
+            #if os(Linux)
+            if !source.isInMemory { readAhead = PipeReadAhead.make(source: source, onReady: resume) }
+            #endif
+            if readAhead == nil { readAhead = BodyReadAhead(source: source, chunkSize: uploadBuffer, onReady: resume) }
             readAhead?.prefetch()
             if method != "POST" { set(CurlOption.customRequest, string: request.method) }
             if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
@@ -252,7 +257,7 @@ final class CurlTransfer {
 
     /// The read-ahead `readAhead` has bytes again (a command on the event loop's thread):
     /// resumes the transfer if it is this one's and paused for them.
-    func resumeBody(readAhead: BodyReadAhead) {
+    func resumeBody(readAhead: any ReadAheadBody) {
         guard readAhead === self.readAhead, pausedForBody, let easy else { return }
         pausedForBody = false
         // libcurl may call the read callback from here, which may pause again.
