@@ -274,15 +274,27 @@ struct LifecycleTests {
     @Test("a second start while one is in flight is refused", arguments: TransportKind.allCases)
     func oneSendAtATime(kind: TransportKind) async throws {
         try await Support.withReceiver { receiver in
-            let request = FormDataRequest(url: receiver.url("/delay/500"))
+            // In flight until cancelled below (the server answers after 5 s), so the wait for it
+            // to be seen executing cannot miss it; and it ends if the send ends first.
+            let request = FormDataRequest(url: receiver.url("/delay/5000"))
             request.transport = kind.transport
             request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("x", forKey: "y")
-            let first = Task { try await request.start() }
-            while !request.isExecuting { try await Task.sleep(nanoseconds: 10_000_000) }
+            let firstEnded = Locked(false)
+            let first = Task {
+                defer { firstEnded.withLock { $0 = true } }
+                return try await request.start()
+            }
+            while !request.isExecuting && !firstEnded.current { try await Task.sleep(nanoseconds: 10_000_000) }
+            guard request.isExecuting else {
+                Issue.record("the first send ended before it was seen in flight: \(await first.result)")
+                return
+            }
             await #expect(throws: FormDataError.requestInProgress) { try await request.start() }
-            let response = try await first.value
-            #expect(response.statusCode == 200)
+            // The refusal left the first send alone: still in flight, and it ends as a cancelled send does.
+            #expect(request.isExecuting)
+            request.cancel()
+            await #expect(throws: FormDataError.cancelled) { try await first.value }
         }
     }
 
