@@ -116,7 +116,7 @@ package enum MultipartBoundary {
 private final class RandomBytePool: @unchecked Sendable {
     // `@unchecked`: `buffer` and `used` are touched only under `lock`.
     static let size = 4096
-    private let lock = NSLock()
+    private let lock = Locked()
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RandomBytePool.size, alignment: 8)
     private var used = RandomBytePool.size
 

@@ -53,7 +53,7 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// The reader of a body held in memory (the consumer's thread only).
     private var memoryReader: BodyReader?
 
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Bumped by a restart or a cancel: a worker's result from an older generation is dropped.
     private var generation = 0
     private var chunks = [Chunk(), Chunk()]

@@ -87,7 +87,7 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     private var consumerPipe: Pipe
     private var consumerFailure: FormDataError?
 
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Bumped by a restart or a cancel: a worker of an older generation stops and is dropped.
     private var generation = 0
     private var pipe: Pipe

@@ -17,7 +17,7 @@ package final class ReadAheadMemory: @unchecked Sendable {
     /// The most bytes kept for reuse (8 MiB for ``shared``: sixteen chunks of 512 KiB).
     package let keptByteLimit: Int
 
-    private let lock = NSLock()
+    private let lock = Locked()
     private var kept: [Int: [UnsafeMutableRawPointer]] = [:]
     private var keptBytes = 0
 

@@ -31,7 +31,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private let onResponseBody: (@Sendable (Data) -> Void)?
     private let keepsResponseBody: Bool
     private let mailbox = SerialMailbox()
-    private let lock = NSLock()
+    private let lock = Locked()
     private var machine: SendStateMachine
     /// Resumes interrupted uploads when the request asks for it (``NetworkOptions/resumesInterruptedUploads``).
     private var resumption: ResumableUploadStateMachine?

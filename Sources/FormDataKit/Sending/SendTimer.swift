@@ -43,7 +43,7 @@ private final class DeadlineHeap: @unchecked Sendable {
     }
 
     private let queue = DispatchQueue(label: "FormDataKit.SendTimer")
-    private let lock = NSLock()
+    private let lock = Locked()
     private var heap: [Entry] = []
     private var work: [UInt64: @Sendable () -> Void] = [:]
     private var nextID: UInt64 = 0

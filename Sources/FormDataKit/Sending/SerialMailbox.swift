@@ -9,7 +9,7 @@ import Foundation
 ///   only record state and hand user code on).
 package final class SerialMailbox: @unchecked Sendable {
     // `@unchecked`: `items` and `draining` are touched only under `lock`.
-    private let lock = NSLock()
+    private let lock = Locked()
     private var items: [@Sendable () -> Void] = []
     private var draining = false
 

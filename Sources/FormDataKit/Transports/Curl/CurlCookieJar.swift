@@ -15,7 +15,7 @@ final class CurlCookieJar: @unchecked Sendable {
     private let owner: UnsafeMutableRawPointer?
     /// The most cookies kept for one domain, and in all.
     let limits: CookieJarEviction.Limits
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Cookies in the jar at its last check, and `Set-Cookie` lines received since.
     private var countAtLastCheck = 0
     private var setSinceLastCheck = 0
