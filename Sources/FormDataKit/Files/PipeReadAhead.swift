@@ -158,6 +158,7 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
         if let consumerFailure { return .failed(consumerFailure) }
         while true {
             let got = Glibc.read(consumerPipe.readEnd, buffer, capacity)
+            let code = errno
             if got > 0 {
                 let job = lock.withLock { () -> (@Sendable () -> Void)? in
                     readCount += UInt64(got)
@@ -166,7 +167,10 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
                 if let job { pool.submit(job) }
                 return .bytes(got)
             }
-            if got < 0, errno == EINTR { continue }
+            if got < 0, code == EINTR { continue }
+            // A pipe this object holds open fails no other way; if it ever did, the send fails
+            // rather than spin on it.
+            if got < 0, code != EAGAIN { return .failed(.fileUnreadable(path: source.firstFilePath ?? "", errno: code)) }
             // Empty (a pipe whose write end is held never says end of file).
             let (result, job) = lock.withLock { () -> (BodyReadAhead.ReadResult?, (@Sendable () -> Void)?) in
                 if writtenCount > readCount { return (nil, nil) }  // written meanwhile: read again
