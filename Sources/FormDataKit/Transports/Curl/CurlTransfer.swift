@@ -20,15 +20,15 @@ final class CurlTransfer {
     private var headerList: UnsafeMutableRawPointer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
-    // Body
-    private let bodySource: BodySource?
+    // Body (read by CurlTransfer+Upload.swift)
+    let bodySource: BodySource?
     /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies).
     private var bodyBytes: CurlBodyBytes?
-    private var readAhead: (any ReadAheadBody)?
+    var readAhead: (any ReadAheadBody)?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
-    private var pausedForBody = false
+    var pausedForBody = false
     /// The error that stopped reading the body (a file that changed or vanished).
-    private(set) var bodyError: FormDataError?
+    var bodyError: FormDataError?
 
     // Response
     private(set) var statusCode = 0
@@ -198,18 +198,7 @@ final class CurlTransfer {
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
             check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
-            // Read ahead through a pipe (Linux; file parts moved, not copied), else in two chunks
-            // of the upload buffer's size; when bytes arrive for a paused transfer, the event
-            // loop resumes it on its own thread.
-            let key = UInt(bitPattern: easy)
-            let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
-                loop?.resume(easy: key, readAhead: readAhead)
-            }
-            #if os(Linux)
-            if !source.isInMemory { readAhead = PipeReadAhead.make(source: source, onReady: resume) }
-            #endif
-            if readAhead == nil { readAhead = BodyReadAhead(source: source, chunkSize: uploadBuffer, onReady: resume) }
-            readAhead?.prefetch()
+            startReadAhead(of: source, chunkSize: uploadBuffer, easy: easy)
             if method != "POST" { set(CurlOption.customRequest, string: request.method) }
             if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
         } else if method == "GET" {
@@ -236,44 +225,6 @@ final class CurlTransfer {
     }
 
     // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)
-
-    /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it
-    /// has nothing yet (``resumeBody(readAhead:)`` continues it).
-    fileprivate func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
-        guard let readAhead else { return 0 }
-        switch readAhead.read(into: UnsafeMutableRawPointer(buffer), capacity: capacity) {
-        case .bytes(let count):
-            return count
-        case .end:
-            return 0
-        case .wouldBlock:
-            pausedForBody = true
-            return CurlCallbackValue.readPause
-        case .failed(let error):
-            bodyError = error
-            return CurlCallbackValue.readAbort
-        }
-    }
-
-    /// The read-ahead `readAhead` has bytes again (a command on the event loop's thread):
-    /// resumes the transfer if it is this one's and paused for them.
-    func resumeBody(readAhead: any ReadAheadBody) {
-        guard readAhead === self.readAhead, pausedForBody, let easy else { return }
-        pausedForBody = false
-        // libcurl may call the read callback from here, which may pause again.
-        _ = ccurl_easy_pause(easy, CurlCallbackValue.pauseContinue)
-    }
-
-    /// Rewinds the body to `offset` (libcurl re-sends it on a reused connection that turned
-    /// out closed, and for authentication rounds): the read-ahead starts again there, on its
-    /// workers; the next read pauses until it has bytes.
-    fileprivate func seekBody(to offset: Int64, origin: Int32) -> Int32 {
-        guard let readAhead, let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
-            return CurlCallbackValue.seekFail
-        }
-        readAhead.restart(at: UInt64(offset))
-        return CurlCallbackValue.seekOK
-    }
 
     /// Passes response body bytes on (already decoded when the response was content-encoded).
     fileprivate func receiveBody(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
@@ -376,17 +327,6 @@ final class CurlTransfer {
 
 // The C callbacks: `userdata` is the transfer (unretained; the event loop holds it while the
 // handle is in the multi).
-
-private let curlReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
-    guard let buffer, let userdata else { return CurlCallbackValue.readAbort }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-    return transfer.readBody(into: buffer, capacity: size * count)
-}
-
-private let curlSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
-    guard let userdata else { return CurlCallbackValue.seekFail }
-    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: offset, origin: origin)
-}
 
 private let curlWriteCallback: ccurl_data_callback = { buffer, size, count, userdata in
     guard let buffer, let userdata else { return 0 }
