@@ -8,8 +8,12 @@ bytes over the relay's whole life (every connection, request heads included), in
 order: when the bytes forwarded reach the next cut, the relay forwards exactly up to it, closes
 the upstream connection for writing (the server gets every byte forwarded, then end of stream)
 and resets the client's (SO_LINGER 0): bytes the client had sent past the cut are lost, as on a
-dropped network. With `answered`, cuts wait until the server has answered something (the first
-request's 104): a cut then falls at the first chunk past its count after that. A new connection
+dropped network. Nothing the server sends after a cut reaches that client: its answer to the end
+of stream (a 200 for the bytes it got, say) is dropped, as it would be on a dropped network, so a
+client never takes a cut upload for a complete one. What the server sent before the cut was
+forwarded in full before the reset. With `answered`, cuts wait until the server's first answer
+(the first request's 104) has been forwarded to the client: a cut then falls at the first chunk
+past its count after that. A new connection
 is forwarded only once the server has closed the cut one (it has read everything). So
 `clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
 again that the server already had would show there. Socket buffers are kept small (256 KiB).
@@ -62,7 +66,17 @@ def settle(upstream):
         settled.notify_all()
 
 
-def client_to_server(client, upstream, cuts, answered):
+class Connection:
+    """One relayed connection: `cut` is set, under `lock`, before a cut's last bytes go upstream.
+    The server-to-client side forwards each chunk under the same lock and only while `cut` is
+    unset, so a chunk is either wholly forwarded before the cut or never."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.cut = False
+
+
+def client_to_server(client, upstream, cuts, answered, connection):
     try:
         while True:
             data = client.recv(65536)
@@ -77,6 +91,10 @@ def client_to_server(client, upstream, cuts, answered):
                     state["cutsDone"] += 1
                     cut_now = True
                 state["clientBytes"] += len(data)
+            if cut_now:
+                # From here on the server's answers (to the end of stream sent below) stay here.
+                with connection.lock:
+                    connection.cut = True
             if data:
                 if DEBUG and b"HTTP/1.1\r\n" in data[:200]:
                     sys.stderr.write("%d: %r\n" % (state["clientBytes"], data[:400]))
@@ -96,17 +114,20 @@ def client_to_server(client, upstream, cuts, answered):
         reset(client)
 
 
-def server_to_client(client, upstream, answered):
+def server_to_client(client, upstream, answered, connection):
     try:
         while True:
             data = upstream.recv(65536)
+            with connection.lock:
+                if connection.cut:
+                    return
+                if not data:
+                    client.shutdown(socket.SHUT_WR)
+                    return
+                if DEBUG:
+                    sys.stderr.write("<- %r\n" % data[:300])
+                client.sendall(data)
             answered.set()
-            if not data:
-                client.shutdown(socket.SHUT_WR)
-                return
-            if DEBUG:
-                sys.stderr.write("<- %r\n" % data[:300])
-            client.sendall(data)
     except OSError:
         pass
 
@@ -122,7 +143,7 @@ def main():
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
 
-    # Set once the server has answered anything (the first request's 104): cuts wait for it.
+    # Set once the server's first answer (the first request's 104) was forwarded: cuts wait for it.
     answered = threading.Event()
     if not wait_for_answer:
         answered.set()
@@ -140,8 +161,11 @@ def main():
                 return
             with lock:
                 state["connections"] += 1
-            threading.Thread(target=client_to_server, args=(client, upstream, cuts, answered), daemon=True).start()
-            threading.Thread(target=server_to_client, args=(client, upstream, answered), daemon=True).start()
+            connection = Connection()
+            threading.Thread(
+                target=client_to_server, args=(client, upstream, cuts, answered, connection), daemon=True
+            ).start()
+            threading.Thread(target=server_to_client, args=(client, upstream, answered, connection), daemon=True).start()
 
     def finish(*_):
         try:
