@@ -54,20 +54,16 @@ package final class BodyReadAhead: @unchecked Sendable {
     private var memoryReader: BodyReader?
 
     private let lock = Locked()
-    /// Bumped by a restart or a cancel: a worker's result from an older generation is dropped.
-    private var generation = 0
+    /// Generations, the queued job, the waiting read, the cancel.
+    private var turn = ReadAheadTurn()
     private var chunks = [Chunk(), Chunk()]
     /// The chunks ready to copy out, in body order.
     private var readyOrder: [Int] = []
     /// The reader the next fill continues with (nil: make one at `readerOffset`).
     private var reader: BodyReader?
     private var readerOffset: UInt64 = 0
-    /// Whether a worker job of the current generation is queued or running.
-    private var filling = false
     private var reachedEnd = false
     private var failure: FormDataError?
-    private var consumerWaiting = false
-    private var cancelled = false
 
     /// A read-ahead of `source` in chunks of `chunkSize` bytes on `pool`; `onReady` is called
     /// (with this read-ahead) on a worker thread when a read that said ``ReadResult/wouldBlock``
@@ -114,8 +110,8 @@ package final class BodyReadAhead: @unchecked Sendable {
             let job = scheduleIfNeeded()
             if copied > 0 { return (.bytes(copied), job) }
             if let failure { return (.failed(failure), job) }
-            if reachedEnd || cancelled { return (.end, job) }
-            consumerWaiting = true
+            if reachedEnd || turn.cancelled { return (.end, job) }
+            turn.consumerWaiting = true
             return (.wouldBlock, job)
         }
         if let job { pool.submit(job) }
@@ -130,15 +126,13 @@ package final class BodyReadAhead: @unchecked Sendable {
             return
         }
         let job = lock.withLock { () -> (@Sendable () -> Void)? in
-            generation += 1
+            turn.restart()
             for index in readyOrder { chunks[index].state = .free }
             readyOrder = []
             reader = nil
             readerOffset = offset
             reachedEnd = false
             failure = nil
-            consumerWaiting = false
-            filling = false
             return scheduleIfNeeded()
         }
         if let job { pool.submit(job) }
@@ -146,20 +140,18 @@ package final class BodyReadAhead: @unchecked Sendable {
 
     /// Stops reading: no more jobs, no more `onReady`. A worker in a read finishes it and drops it.
     package func cancel() {
-        lock.withLock {
-            cancelled = true
-            generation += 1
-            consumerWaiting = false
-        }
+        lock.withLock { turn.cancel() }
     }
 
     // MARK: - Workers
 
     /// A job filling the next free chunk, when one should run now (under the lock).
     private func scheduleIfNeeded() -> (@Sendable () -> Void)? {
-        guard !filling, !cancelled, !reachedEnd, failure == nil, chunks.contains(where: { $0.state == .free }) else { return nil }
-        filling = true
-        let generation = self.generation
+        guard !turn.filling, !turn.cancelled, !reachedEnd, failure == nil, chunks.contains(where: { $0.state == .free }) else {
+            return nil
+        }
+        turn.filling = true
+        let generation = turn.generation
         return { [self] in fill(generation: generation) }
     }
 
@@ -167,8 +159,8 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// more and a chunk is free (queued, not looped, so bodies take turns on the workers).
     private func fill(generation: Int) {
         let claim = lock.withLock { () -> (index: Int, reader: BodyReader, memory: UnsafeMutableRawPointer, offset: UInt64)? in
-            guard generation == self.generation, let index = chunks.firstIndex(where: { $0.state == .free }) else {
-                if generation == self.generation { filling = false }
+            guard turn.isCurrent(generation), let index = chunks.firstIndex(where: { $0.state == .free }) else {
+                if turn.isCurrent(generation) { turn.filling = false }
                 return nil
             }
             chunks[index].state = .filling
@@ -201,12 +193,12 @@ package final class BodyReadAhead: @unchecked Sendable {
         }
 
         let (wake, next) = lock.withLock { () -> (Bool, (@Sendable () -> Void)?) in
-            guard generation == self.generation else {
+            guard turn.isCurrent(generation) else {
                 // Restarted or cancelled meanwhile: the chunk is free again, the bytes are dropped.
                 chunks[claim.index].state = .free
                 return (false, scheduleIfNeeded())
             }
-            filling = false
+            turn.filling = false
             if filled > 0 {
                 chunks[claim.index].state = .ready
                 chunks[claim.index].count = filled
@@ -219,8 +211,7 @@ package final class BodyReadAhead: @unchecked Sendable {
             reader = claim.reader
             if atEnd { reachedEnd = true }
             if let readError { failure = readError }
-            let wake = consumerWaiting && (filled > 0 || atEnd || readError != nil)
-            if wake { consumerWaiting = false }
+            let wake = (filled > 0 || atEnd || readError != nil) && turn.takeWaitingConsumer()
             return (wake, scheduleIfNeeded())
         }
         if wake { onReady(self) }

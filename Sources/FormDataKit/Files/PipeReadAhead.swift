@@ -88,8 +88,10 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     private var consumerFailure: FormDataError?
 
     private let lock = Locked()
-    /// Bumped by a restart or a cancel: a worker of an older generation stops and is dropped.
-    private var generation = 0
+    /// Generations, the queued fill, the waiting read, the cancel. `turn.filling`: a fill (or
+    /// the finish) is queued or running; or it stopped at a full pipe (`parked`); or all but the
+    /// last byte is written, which the finish writes once the rest is read (`awaitingFinish`).
+    private var turn = ReadAheadTurn()
     private var pipe: Pipe
     /// The worker's side, between fills.
     private var writer: PipeBodyWriter
@@ -97,15 +99,10 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// may take bytes before they are counted).
     private var writtenCount: UInt64 = 0
     private var readCount: UInt64 = 0
-    /// A fill (or the finish) is queued or running; or it stopped at a full pipe; or all but
-    /// the last byte is written, which the finish writes once the rest is read.
-    private var filling = false
     private var parked = false
     private var awaitingFinish = false
     private var writtenAll = false
     private var failure: FormDataError?
-    private var consumerWaiting = false
-    private var cancelled = false
 
     /// A pipe read-ahead of `source` on `pool`, or nil when `budget` has no pipe left or the
     /// system gives none. `onReady` is called (with this read-ahead) on a worker thread when a
@@ -175,8 +172,8 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
             let (result, job) = lock.withLock { () -> (BodyReadAhead.ReadResult?, (@Sendable () -> Void)?) in
                 if writtenCount > readCount { return (nil, nil) }  // written meanwhile: read again
                 if let failure { return (.failed(failure), nil) }
-                if writtenAll || cancelled { return (.end, nil) }
-                consumerWaiting = true
+                if writtenAll || turn.cancelled { return (.end, nil) }
+                turn.consumerWaiting = true
                 return (.wouldBlock, finishIfAllRead() ?? scheduleIfNeeded())
             }
             if let job { pool.submit(job) }
@@ -189,8 +186,8 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     package func restart(at offset: UInt64) {
         let fresh = Pipe(for: source.length - min(offset, source.length))
         let job = lock.withLock { () -> (@Sendable () -> Void)? in
-            generation += 1
-            (writtenCount, readCount, writtenAll, parked, consumerWaiting, filling) = (0, 0, false, false, false, false)
+            turn.restart()
+            (writtenCount, readCount, writtenAll, parked) = (0, 0, false, false)
             (awaitingFinish, failure) = (false, nil)
             writer = PipeBodyWriter(source: source, from: offset)
             guard let fresh else {
@@ -211,11 +208,7 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
 
     /// Stops reading: no more fills, no more `onReady`. A worker in a fill stops and drops it.
     package func cancel() {
-        lock.withLock {
-            cancelled = true
-            generation += 1
-            consumerWaiting = false
-        }
+        lock.withLock { turn.cancel() }
     }
 
     // MARK: - Workers
@@ -224,13 +217,13 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// running, the body is not all written, and a fill that stopped at a full pipe has seen
     /// the consumer read it down to half.
     private func scheduleIfNeeded() -> (@Sendable () -> Void)? {
-        guard !filling, !awaitingFinish, !cancelled, !writtenAll, failure == nil else { return nil }
+        guard !turn.filling, !awaitingFinish, !turn.cancelled, !writtenAll, failure == nil else { return nil }
         if parked {
             let buffered = writtenCount > readCount ? writtenCount - readCount : 0
             guard buffered <= UInt64(pipe.capacity / 2) else { return nil }
             parked = false
         }
-        filling = true
+        turn.filling = true
         return fillJob()
     }
 
@@ -238,14 +231,14 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// (under the lock): queued at once, so the last byte is usually in the pipe by the time
     /// libcurl has sent what it just read, and the transfer never pauses for it.
     private func finishIfAllRead() -> (@Sendable () -> Void)? {
-        guard awaitingFinish, !cancelled, readCount >= writtenCount else { return nil }
+        guard awaitingFinish, !turn.cancelled, readCount >= writtenCount else { return nil }
         awaitingFinish = false
-        filling = true
+        turn.filling = true
         return finishJob()
     }
 
     private func fillJob() -> @Sendable () -> Void {
-        let generation = self.generation
+        let generation = turn.generation
         return { [self] in fill(generation: generation) }
     }
 
@@ -253,7 +246,7 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// a pipe's worth has moved or all but the last byte is in (on a worker thread).
     private func fill(generation: Int) {
         let claimed = lock.withLock { () -> (Pipe, PipeBodyWriter)? in
-            guard generation == self.generation else { return nil }
+            guard turn.isCurrent(generation) else { return nil }
             return (self.pipe, self.writer)
         }
         guard let claimed else { return }
@@ -267,23 +260,22 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
             error = failed
         }
         let (wake, next) = lock.withLock { () -> (Bool, (@Sendable () -> Void)?) in
-            guard generation == self.generation else { return (false, nil) }
+            guard turn.isCurrent(generation) else { return (false, nil) }
             self.writer = writer
-            filling = false
+            turn.filling = false
             switch (error, outcome) {
             case (let error?, _): failure = error
             case (nil, .done): writtenAll = true
             case (nil, .pipeFull): parked = true
             case (nil, .yielded):
-                filling = true
+                turn.filling = true
                 return (false, fillJob())
             case (nil, .heldLastByte):
                 awaitingFinish = true
                 return (false, finishIfAllRead())
             case (nil, .stale): break
             }
-            let wake = consumerWaiting && (error != nil || writtenAll)
-            if wake { consumerWaiting = false }
+            let wake = (error != nil || writtenAll) && turn.takeWaitingConsumer()
             // The consumer may have emptied the pipe while this fill stopped.
             return (wake, scheduleIfNeeded())
         }
@@ -293,20 +285,19 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
 
     /// A job that checks every file once more and writes the body's last byte (on a worker).
     private func finishJob() -> @Sendable () -> Void {
-        let generation = self.generation
+        let generation = turn.generation
         return { [self] in
             let claimed = lock.withLock { () -> (Pipe, PipeBodyWriter)? in
-                generation == self.generation ? (self.pipe, self.writer) : nil
+                turn.isCurrent(generation) ? (self.pipe, self.writer) : nil
             }
             guard let (pipe, writer) = claimed else { return }
             var error: FormDataError?
             do throws(FormDataError) { try writer.finish(into: pipe.writeEnd) } catch let failed { error = failed }
             let wake = lock.withLock { () -> Bool in
-                guard generation == self.generation else { return false }
-                filling = false
+                guard turn.isCurrent(generation) else { return false }
+                turn.filling = false
                 if let error { failure = error } else { (writtenCount, writtenAll) = (writtenCount + 1, true) }
-                defer { consumerWaiting = false }
-                return consumerWaiting
+                return turn.takeWaitingConsumer()
             }
             if wake { onReady(self) }
         }
@@ -316,10 +307,9 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// read-ahead was restarted or cancelled meanwhile (the fill stops).
     private func publish(_ count: Int, generation: Int) -> Bool {
         let (current, wake) = lock.withLock { () -> (Bool, Bool) in
-            guard generation == self.generation else { return (false, false) }
+            guard turn.isCurrent(generation) else { return (false, false) }
             writtenCount += UInt64(count)
-            defer { consumerWaiting = false }
-            return (true, consumerWaiting)
+            return (true, turn.takeWaitingConsumer())
         }
         if wake { onReady(self) }
         return current
