@@ -57,6 +57,15 @@ final class DiscardReceiver: Sendable {
 
     func reset() { counters.withLock { $0 = Stats() } }
 
+    /// `formdata-bench --child receiver`: a receiver on its own, announced as `PORT n` on
+    /// standard output, until standard input closes.
+    static func serveUntilInputCloses() throws {
+        let receiver = try DiscardReceiver()
+        FileHandle.standardOutput.write(Data("PORT \(receiver.port)\n".utf8))
+        while FileHandle.standardInput.availableData.count > 0 {}
+        receiver.stop()
+    }
+
     /// Stops accepting connections and closes the open ones.
     func stop() {
         server.stopBlocking()

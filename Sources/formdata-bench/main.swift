@@ -26,7 +26,9 @@ import Foundation
 // (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except the senders of W5, concurrent, W7, queue and resume, which run as `--child send`,
-// `--child concurrent`, `--child w7`, `--child queue` and `--child resume`.
+// `--child concurrent`, `--child w7`, `--child queue` and `--child resume`. `--child receiver` runs
+// the workloads' loopback receiver alone (it prints `PORT n` and serves until its standard input
+// closes), to profile a sender against it outside a run.
 
 let usage =
     "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue|resume ...]"
@@ -41,6 +43,7 @@ func main() throws {
         case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
         case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
         case "resume": try ResumeWorkload.child(Array(arguments.dropFirst(2)))
+        case "receiver": try DiscardReceiver.serveUntilInputCloses()
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
