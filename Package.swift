@@ -188,7 +188,9 @@ let package = Package(
         .testTarget(
             name: "ReliabilityTests",
             dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport"],
-            exclude: ["Support/form_oracle.py", "Support/fault_server.py", "Support/cutting_relay.py"]
+            exclude: [
+                "Support/form_oracle.py", "Support/fault_server.py", "Support/cutting_relay.py", "Support/cutting_relay_check.py",
+            ]
         ),
         .testTarget(
             name: "FormDataKitAFTests",

@@ -125,6 +125,21 @@ extension Reliability {
             #expect(report["resumeCount"] as? Int == 0 && report["resumptionURL"] as? String == "", "\(report)")
         }
 
+        @Test("the cutting relay lets nothing a server sends after a cut through to the client")
+        func relayDropsAnswersAfterACut() async throws {
+            // The tests here read a cut as a dropped network, where the server's answer to the
+            // bytes it got is lost too; before the relay kept the two apart, that answer now and
+            // then reached the client, which took the cut upload for a complete one.
+            // cutting_relay_check.py answers each request the moment its last forwarded byte
+            // arrives, 40 times (the relay before that fix let 1-11 of 40 through).
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Support/cutting_relay_check.py").path
+            let output = try await Subprocess.run(["python3", "-B", script, "40"])
+            #expect(
+                output.status == 0,
+                "\(String(decoding: output.stdout, as: UTF8.self))\(String(decoding: output.stderr, as: UTF8.self))")
+        }
+
         @Test(
             "a second loss past numberOfTimesToResumeUpload fails with a typed error naming the setting",
             .enabled(if: ResumableRun.serverBuilt, ResumableRun.withoutTrait))
