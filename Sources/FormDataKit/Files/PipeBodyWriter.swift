@@ -33,15 +33,28 @@ struct PipeBodyWriter {
     /// The body offset of the next byte to write.
     private var offset: UInt64
     private var file: OpenedFileRange?
-    /// Bytes read from a file that could not be spliced, not yet written.
-    private var unwritten = Data()
+    /// Whether file ranges are spliced; false (or a file system that cannot) reads them into
+    /// `pending` and writes them from there.
+    private let splices: Bool
+    /// A piece read from a file that is not spliced (made on first use), and the part of it not
+    /// yet written.
+    private var pending: Piece?
+    private var pendingRange = 0..<0
+
+    /// 64 KiB to read a file into, freed with the last writer that holds it.
+    private final class Piece {
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
+        deinit { bytes.deallocate() }
+    }
     /// Every file opened, kept for the last check.
     private var files: [OpenedFileRange] = []
     private var heldByte: UInt8?
 
-    /// A writer of `source` from byte `offset` on.
-    init(source: BodySource, from offset: UInt64) {
+    /// A writer of `source` from byte `offset` on; `splices: false` reads every file range and
+    /// writes it, as on a file system that cannot splice.
+    init(source: BodySource, from offset: UInt64, splices: Bool = true) {
         self.source = source
+        self.splices = splices
         self.offset = min(offset, source.length)
         var skip = self.offset
         var index = 0
@@ -68,11 +81,11 @@ struct PipeBodyWriter {
                 files.append(opened)
                 file = opened
             }
-            if offsetInSegment == length && unwritten.isEmpty {
+            if offsetInSegment == length && pendingRange.isEmpty {
                 nextSegment()
                 continue
             }
-            if offset + 1 == end && unwritten.isEmpty {
+            if offset + 1 == end && pendingRange.isEmpty {
                 heldByte = try lastByte()
                 offsetInSegment += 1
                 offset += 1
@@ -119,23 +132,25 @@ struct PipeBodyWriter {
             }
         case .file:
             guard let file else { return 0 }
-            if !unwritten.isEmpty {
+            if let pending, !pendingRange.isEmpty {
                 let count = try Self.write(pipe, path: file.range.path) { write in
-                    unwritten.withUnsafeBytes { write($0.baseAddress!, $0.count) }
+                    write(pending.bytes.baseAddress! + pendingRange.lowerBound, pendingRange.count)
                 }
-                if let count { unwritten.removeFirst(count) }
+                if let count { pendingRange = (pendingRange.lowerBound + count)..<pendingRange.upperBound }
                 return count
             }
-            switch try file.splice(into: pipe, limit: limit) {
-            case .moved(let count): return count
-            case .pipeFull: return nil
-            case .unsupported:
-                // Read a piece the ordinary way; the next call writes it.
-                let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: min(limit, 64 << 10), alignment: 1)
-                defer { piece.deallocate() }
-                unwritten = Data(piece.prefix(try file.read(into: piece)))
-                return 0
+            if splices {
+                switch try file.splice(into: pipe, limit: limit) {
+                case .moved(let count): return count
+                case .pipeFull: return nil
+                case .unsupported: break
+                }
             }
+            // Read a piece the ordinary way; the next call writes it.
+            let piece = pending ?? Piece()
+            pending = piece
+            pendingRange = 0..<(try file.read(into: UnsafeMutableRawBufferPointer(rebasing: piece.bytes[..<min(limit, piece.bytes.count)])))
+            return 0
         }
     }
 

@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import CFileSpace
 import Glibc
 import Testing
 @testable import FormDataKit
@@ -174,6 +175,46 @@ struct PipeReadAheadTests {
         var result = buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 1_000) }
         while case .bytes = result { result = buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 1_000) } }
         #expect(result == .end)
+    }
+
+    @Test("a file system that cannot splice: its file ranges are read and written, the body comes out whole from any offset")
+    func withoutSplicing() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let sources =
+            [try BodyReadAheadTests.mixedBody(in: scratch), try Self.largeBody(in: scratch)] + (try Self.fileEndedBodies(in: scratch))
+        for source in sources {
+            let whole = try source.readAll()
+            for offset in [0, 1, whole.count / 2, whole.count - 1] where offset >= 0 && offset < whole.count {
+                #expect(try Self.writeThroughPipe(source, from: UInt64(offset), splices: false) == whole.dropFirst(offset))
+            }
+        }
+    }
+
+    /// All of `source` from `offset` written by one ``PipeBodyWriter`` into a small pipe, drained
+    /// each time it is full, then finished (on this thread: no read-ahead around it).
+    static func writeThroughPipe(_ source: BodySource, from offset: UInt64, splices: Bool) throws -> Data {
+        var ends: [Int32] = [-1, -1]
+        try #require(cfilespace_pipe(&ends, 0) > 0)
+        defer { for end in ends { close(end) } }
+        var writer = PipeBodyWriter(source: source, from: offset, splices: splices)
+        var out = Data()
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        func drain() {
+            while true {
+                let got = buffer.withUnsafeMutableBytes { Glibc.read(ends[0], $0.baseAddress!, $0.count) }
+                guard got > 0 else { return }
+                out.append(contentsOf: buffer[0..<got])
+            }
+        }
+        var outcome = PipeBodyWriter.Outcome.yielded
+        while outcome == .yielded || outcome == .pipeFull {
+            outcome = try writer.write(into: ends[1], capacity: 64 << 10) { _ in true }
+            drain()
+        }
+        try writer.finish(into: ends[1])
+        drain()
+        return out
     }
 }
 #endif
