@@ -46,13 +46,16 @@ struct PipeReadAheadTests {
         ]
     }
 
+    /// Every body above: mixed bytes and files, the large one, and those ending in a file.
+    static func allBodies(in scratch: Scratch) throws -> [BodySource] {
+        [try BodyReadAheadTests.mixedBody(in: scratch), try largeBody(in: scratch)] + (try fileEndedBodies(in: scratch))
+    }
+
     @Test("bodies of bytes and file ranges come out whole and in order, in small and large reads")
     func wholeBody() throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
-        let sources =
-            [try BodyReadAheadTests.mixedBody(in: scratch), try Self.largeBody(in: scratch)] + (try Self.fileEndedBodies(in: scratch))
-        for source in sources {
+        for source in try Self.allBodies(in: scratch) {
             for capacity in [777, 256 << 10] {
                 let ready = DispatchSemaphore(value: 0)
                 let readAhead = try Self.make(source, ready: ready)
@@ -181,9 +184,7 @@ struct PipeReadAheadTests {
     func withoutSplicing() throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
-        let sources =
-            [try BodyReadAheadTests.mixedBody(in: scratch), try Self.largeBody(in: scratch)] + (try Self.fileEndedBodies(in: scratch))
-        for source in sources {
+        for source in try Self.allBodies(in: scratch) {
             let whole = try source.readAll()
             for offset in [0, 1, whole.count / 2, whole.count - 1] where offset >= 0 && offset < whole.count {
                 #expect(try Self.writeThroughPipe(source, from: UInt64(offset), splices: false) == whole.dropFirst(offset))
