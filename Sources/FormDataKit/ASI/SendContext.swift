@@ -20,6 +20,8 @@ final class SendContext: @unchecked Sendable {
     /// Where callbacks run when there is no callback queue: in order, on the shared global
     /// queue, never on the transport's thread the driver's events arrive on.
     private let callbacks = SerialMailbox()
+    /// Whether this send has put work on ``callbackQueue`` (an internal step must then follow it).
+    private let usedCallbackQueue = Locked(false)
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -33,12 +35,15 @@ final class SendContext: @unchecked Sendable {
 
     /// Runs `work` where the delegate and blocks go: on the callback queue when there is one (in
     /// order: every call is made in order, and each queue is FIFO), else in this send's mailbox
-    /// on the global queue. `internalOnly`: nothing of the caller's runs (no delegate, no block,
-    /// only a completion that resumes a waiter), so it may run right here when nothing is pending.
+    /// on the global queue. `internalOnly`: nothing of the caller's runs (no delegate, no block:
+    /// only the queue's bookkeeping and a completion that resumes a waiter), so it may run right
+    /// here when nothing is pending — in the mailbox, and on the callback queue, which it follows
+    /// once this send has put anything there.
     func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         if let inbox {
             inbox.post(work)
-        } else if let callbackQueue, !internalOnly {
+        } else if let callbackQueue, !internalOnly || usedCallbackQueue.current {
+            usedCallbackQueue.withLock { $0 = true }
             callbackQueue.async(execute: work)
         } else if internalOnly {
             callbacks.runHereIfIdle(work)

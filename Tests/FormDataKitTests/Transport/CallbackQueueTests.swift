@@ -70,4 +70,28 @@ struct CallbackQueueTests {
         #expect(request.responseStatusCode == 200)
         #expect(finishedOnMain.current == true)
     }
+
+    @Test("with a queue of the caller's and only a started block, startSynchronous returns after the block ran, not before")
+    func onlyStartedBlockOnOwnQueue() async throws {
+        let queue = DispatchQueue(label: "test.callbacks.busy")
+        let receiver = try await FormReceiver.start()
+        let request = FormDataRequest(url: receiver.url("/upload"))
+        request.transport = CurlTransport()
+        request.timeOutSeconds = TransportTestSupport.patientTimeout
+        request.callbackQueue = queue
+        request.setPostValue("1", forKey: "a")
+        let started = Locked(false)
+        request.startedBlock = { started.withLock { $0 = true } }
+        // The callback queue is busy until startSynchronous has returned, or for half a second:
+        // the started block waits behind it, and so must the return (no completion block or
+        // delegate: nothing else of the caller's runs at the end).
+        let returned = DispatchSemaphore(value: 0)
+        queue.async { _ = returned.wait(timeout: .now() + 0.5) }
+        let error = await Task.detached { request.startSynchronous() }.value
+        let startedWhenReturned = started.current
+        returned.signal()
+        await receiver.stop()
+        #expect(error == nil)
+        #expect(startedWhenReturned, "startSynchronous returned before the started block ran on the callback queue")
+    }
 }
