@@ -15,7 +15,7 @@ extension SendContext {
         guard delegate != nil || headersBlock != nil || membership.observer != nil || (sizeBlock != nil && length != nil) else { return }
         let request = self.request
         let headers = head.headers
-        deliver {
+        deliver(internalOnly: delegate == nil && headersBlock == nil && (sizeBlock == nil || length == nil)) {
             if let length { sizeBlock?(Int64(clamping: length)) }
             delegate?.request(request, didReceiveResponseHeaders: headers)
             headersBlock?(headers)
@@ -35,7 +35,7 @@ extension SendContext {
         guard dataBlock != nil || bytesBlock != nil || membership.observer != nil else { return }
         let request = self.request
         let count = UInt64(chunk.count)
-        deliver {
+        deliver(internalOnly: dataBlock == nil && bytesBlock == nil) {
             dataBlock?(chunk)
             bytesBlock?(count, expected)
             membership.observer?.request(request, id: membership.id, received: received)

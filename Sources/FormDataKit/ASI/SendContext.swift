@@ -18,7 +18,9 @@ final class SendContext: @unchecked Sendable {
     /// The response body as it arrives, when something takes it (set before the driver starts).
     var receiving: ResponseReceiving?
     /// Where callbacks run when there is no callback queue: in order, on the shared global
-    /// queue, never on the transport's thread the driver's events arrive on.
+    /// queue, never on the transport's thread the driver's events arrive on. Only an internal
+    /// step (a queue's bookkeeping, the completion a waiter resumes on) runs on the thread that
+    /// reports it, when nothing is pending here (``deliver(internalOnly:_:)``).
     private let callbacks = SerialMailbox()
     /// Whether this send has put work on ``callbackQueue`` (an internal step must then follow it).
     private let usedCallbackQueue = Locked(false)
@@ -105,8 +107,9 @@ final class SendContext: @unchecked Sendable {
         let length = transportRequest.body.length
         // ASI's order: the delegate, the block, then the queue; the upload size after the start
         // (a queue sized the batch already: its requests do not report it, as in ASI).
+        let sizeBlockRuns = membership.observer == nil && sizeBlock != nil
         if delegate != nil || started != nil || membership.observer != nil || sizeBlock != nil {
-            deliver {
+            deliver(internalOnly: delegate == nil && started == nil && !sizeBlockRuns) {
                 delegate?.requestStarted(request)
                 started?()
                 membership.observer?.requestStarted(request, id: membership.id)
@@ -167,7 +170,7 @@ final class SendContext: @unchecked Sendable {
         }
         guard delegate != nil || (block != nil && delta > 0) || membership.observer != nil else { return }
         let request = self.request
-        deliver {
+        deliver(internalOnly: delegate == nil && (block == nil || delta <= 0)) {
             delegate?.request(request, didSendBytes: delta)
             if delta > 0 { block?(UInt64(delta), total) }
             membership.observer?.request(request, id: membership.id, sent: sentSoFar, of: total)
@@ -213,7 +216,7 @@ final class SendContext: @unchecked Sendable {
         let completion = self.completion
         let error: FormDataError? = if case .failure(let error) = result { error } else { nil }
         // The completion (what start() and startSynchronous() wait for) runs after the callbacks.
-        deliver(internalOnly: delegate == nil && block == nil && membership.observer == nil) {
+        deliver(internalOnly: delegate == nil && block == nil) {
             switch result {
             case .success: delegate?.requestFinished(request)
             case .failure: delegate?.requestFailed(request)

@@ -67,6 +67,8 @@ extension NetworkQueue: RequestQueueObserver {
     private func post(
         _ delegate: (any NetworkQueueDelegate)?, _ event: NetworkQueueEvent, streams: [AsyncStream<NetworkQueueEvent>.Continuation]
     ) {
+        // Nobody to tell: nothing is queued (and no worker woken for it).
+        guard delegate != nil || !streams.isEmpty else { return }
         mailbox.post {
             switch event {
             case .requestStarted(let request): delegate?.requestStarted(request)
