@@ -5,7 +5,7 @@ import Foundation
 /// blocks, then the completion).
 final class SendContext: @unchecked Sendable {
     // `@unchecked`: the lets are set in init; `bodyLength` and `receiving` are written once,
-    // before the driver starts.
+    // before the driver starts; `usedCallbackQueue` is touched by one `deliver` at a time.
     let request: FormDataRequest
     private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
     /// Where the delegate and the blocks are called: the request's ``FormDataRequest/callbackQueue``,
@@ -23,7 +23,9 @@ final class SendContext: @unchecked Sendable {
     /// reports it, when nothing is pending here (``deliver(internalOnly:_:)``).
     private let callbacks = SerialMailbox()
     /// Whether this send has put work on ``callbackQueue`` (an internal step must then follow it).
-    private let usedCallbackQueue = Locked(false)
+    /// Touched only by ``deliver(internalOnly:_:)``, whose calls come one at a time: from
+    /// ``begin()`` before the driver starts, then from the driver's events, which it serializes.
+    private var usedCallbackQueue = false
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -44,8 +46,8 @@ final class SendContext: @unchecked Sendable {
     func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         if let inbox {
             inbox.post(work)
-        } else if let callbackQueue, !internalOnly || usedCallbackQueue.current {
-            usedCallbackQueue.withLock { $0 = true }
+        } else if let callbackQueue, !internalOnly || usedCallbackQueue {
+            usedCallbackQueue = true
             callbackQueue.async(execute: work)
         } else if internalOnly {
             callbacks.runHereIfIdle(work)
