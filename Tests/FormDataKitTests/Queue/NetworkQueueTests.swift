@@ -23,6 +23,20 @@ final class QueueRecorder: NetworkQueueDelegate, @unchecked Sendable {
     var entries: [String] { log.current }
 }
 
+/// A queue delegate that records each call with the name of the thread it ran on.
+final class ThreadRecordingQueueDelegate: NetworkQueueDelegate, @unchecked Sendable {
+    private let log = Locked<[(entry: String, thread: String)]>([])
+    private func record(_ entry: String) {
+        let thread = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        log.withLock { $0.append((entry, thread.trimmingCharacters(in: .whitespacesAndNewlines))) }
+    }
+    func requestStarted(_ request: FormDataRequest) { record("started") }
+    func requestFinished(_ request: FormDataRequest) { record("finished") }
+    func requestFailed(_ request: FormDataRequest) { record("failed") }
+    func queueFinished(_ queue: NetworkQueue) { record("queueFinished") }
+    var calls: [(entry: String, thread: String)] { log.current }
+}
+
 /// A request delegate that records with the request's name, so request and queue entries can be told apart.
 final class RequestSideRecorder: FormDataRequestDelegate, @unchecked Sendable {
     let recorder: QueueRecorder
@@ -250,6 +264,34 @@ struct NetworkQueueTests {
             #expect(seen.filter { $0 == "failed waiting true" }.count == 1)
             #expect(receiver.requests.map(\.path) == ["/sent"])
             #expect(waiting.error == .cancelled)
+        }
+    }
+
+    @Test(
+        "with nothing of the requests' own to call, the queue keeps count on the reporting thread and its delegate still runs off the transports' threads",
+        arguments: TransportKind.allCases)
+    func queueDelegateOffTransportThreads(kind: TransportKind) async throws {
+        try await Support.withReceiver { receiver in
+            let recorder = ThreadRecordingQueueDelegate()
+            let queue = NetworkQueue()
+            queue.delegate = recorder
+            queue.showAccurateProgress = true
+            queue.maxConcurrentOperationCount = 2
+            // No delegate and no block on the requests: what the queue hears of them is all internal.
+            for index in 0..<6 { queue.addOperation(Self.request(receiver.url("/t\(index)"), kind, field: "\(index)")) }
+            await Support.blocking {
+                queue.go()
+                queue.waitUntilAllOperationsAreFinished()
+            }
+            let calls = recorder.calls
+            #expect(calls.count(where: { $0.entry == "started" }) == 6)
+            #expect(calls.count(where: { $0.entry == "finished" }) == 6)
+            #expect(calls.last?.entry == "queueFinished")
+            let onTransportThreads = calls.filter { $0.thread.hasPrefix("FDK.") || $0.thread.hasPrefix("NIO-ELT") }
+            #expect(onTransportThreads.isEmpty, "\(onTransportThreads)")
+            #expect(queue.uploadProgress.fractionCompleted == 1.0)
+            #expect(queue.requestsCount == 0)
+            #expect(receiver.requests.count == 6)
         }
     }
 
