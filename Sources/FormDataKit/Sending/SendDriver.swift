@@ -227,9 +227,15 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
         return outside
     }
 
-    /// The actions that call the transport or the clock, outside the lock.
+    /// The actions that call the transport or the clock, outside the lock. The clock is armed
+    /// first: a transport's start may block (a file opened on a hung file system), and the send
+    /// still ends by its own timeout (the exchange it gave up on is cancelled once its start returns).
     private func perform(_ actions: [SendStateMachine.Action]) {
-        for action in actions {
+        var ordered = actions
+        if let clock = ordered.firstIndex(where: { if case .armTimer = $0 { true } else { false } }), clock > 0 {
+            ordered.insert(ordered.remove(at: clock), at: 0)
+        }
+        for action in ordered {
             switch action {
             case .startExchange(let id, let request):
                 let task = transport.start(request, observer: ExchangeObserver(driver: self, id: id))

@@ -35,6 +35,25 @@ final class ScriptedTransport: FormDataTransport, @unchecked Sendable {
     }
 }
 
+/// A transport whose start blocks until released (or 10 s), as a start that opens a file on a
+/// hung file system would, and reports nothing: only the send's own clock can end it.
+final class BlockingStartTransport: FormDataTransport, @unchecked Sendable {
+    private let gate = DispatchSemaphore(value: 0)
+    let cancelled = Locked(false)
+
+    struct Task: TransportTask {
+        let cancelled: Locked<Bool>
+        func cancel() { cancelled.withLock { $0 = true } }
+    }
+
+    func release() { gate.signal() }
+
+    func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
+        _ = gate.wait(timeout: .now() + 10)
+        return Task(cancelled: cancelled)
+    }
+}
+
 @Suite("Lifecycle over a scripted FormDataTransport")
 struct FakeTransportTests {
     static let timeout = FormDataError.timedOut(underlying: UnderlyingError(domain: NSURLErrorDomain, code: -1001, message: "timed out"))
@@ -88,5 +107,26 @@ struct FakeTransportTests {
         #expect(request.error == Self.timeout)
         #expect(request.responseStatusCode == 0)
         #expect(request.responseStatusMessage == nil)
+    }
+
+    @Test("a transport whose start blocks, as a hung file open would, does not keep the send from ending by its timeout")
+    func blockingStartTimesOut() async throws {
+        let transport = BlockingStartTransport()
+        let request = FormDataRequest(url: URL(string: "http://example.invalid/upload")!)
+        request.transport = transport
+        request.timeOutSeconds = 0.5
+        request.setPostValue("value", forKey: "key")
+        let ended = DispatchSemaphore(value: 0)
+        request.failedBlock = { ended.signal() }
+        request.completionBlock = { ended.signal() }
+        request.startAsynchronous()
+        let endedInTime = await TransportTestSupport.blocking { ended.wait(timeout: .now() + 5) == .success }
+        transport.release()
+        #expect(endedInTime, "the send did not end by its 0.5 s timeout while its transport's start was blocked")
+        if case .timedOut? = request.error {} else { Issue.record("expected timedOut, got \(String(describing: request.error))") }
+        // Once the start returns, the exchange the send gave up on is cancelled.
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while !transport.cancelled.current && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(transport.cancelled.current)
     }
 }
