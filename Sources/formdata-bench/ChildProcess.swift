@@ -72,8 +72,9 @@ nonisolated(unsafe) var comparedBuild: String?
 func comparedTool(_ tool: String) -> String { "\(tool), compared build" }
 
 /// `formdata-bench-child`, built beside this executable (a dependency of this target): the
-/// FormDataKit side of every workload but W5 runs in it, so its peak RSS is not inflated by the
-/// SwiftNIO and AsyncHTTPClient code this driver links for W5.
+/// FormDataKit side of the building workloads (W1–W4, W6) runs in it, so its peak RSS is not
+/// inflated by the SwiftNIO and AsyncHTTPClient code this driver links; the sending workloads'
+/// children (W5, concurrent, W7, W8, resume) run in this executable (``selfPath``).
 var childPath: String {
     URL(fileURLWithPath: selfPath).deletingLastPathComponent().appendingPathComponent("formdata-bench-child").path
 }
