@@ -41,10 +41,16 @@ struct PipeBodyWriter {
     private var pending: Piece?
     private var pendingRange = 0..<0
 
-    /// 64 KiB to read a file into, freed with the last writer that holds it.
+    /// 64 KiB to read a file into, from the read-aheads' memory store (``ReadAheadMemory``),
+    /// given back with the last writer that holds it.
     private final class Piece {
-        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
-        deinit { bytes.deallocate() }
+        let bytes: UnsafeMutableRawBufferPointer
+        private let capacity: Int
+        init() {
+            let (memory, capacity) = ReadAheadMemory.shared.take(byteCount: 64 << 10)
+            (bytes, self.capacity) = (UnsafeMutableRawBufferPointer(start: memory, count: 64 << 10), capacity)
+        }
+        deinit { ReadAheadMemory.shared.give(bytes.baseAddress!, capacity: capacity) }
     }
     /// Every file opened, kept for the last check.
     private var files: [OpenedFileRange] = []
