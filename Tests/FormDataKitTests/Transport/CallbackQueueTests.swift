@@ -87,7 +87,7 @@ struct CallbackQueueTests {
         // delegate: nothing else of the caller's runs at the end).
         let returned = DispatchSemaphore(value: 0)
         queue.async { _ = returned.wait(timeout: .now() + 0.5) }
-        let error = await Task.detached { request.startSynchronous() }.value
+        let error = await TransportTestSupport.blocking { request.startSynchronous() }
         let startedWhenReturned = started.current
         returned.signal()
         await receiver.stop()
