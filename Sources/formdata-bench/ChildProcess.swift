@@ -64,8 +64,8 @@ var selfPath: String {
     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 }
 
-/// Another build's `formdata-bench` (`--compare-with`): W5's and W7's FormDataKit curl rows get a
-/// twin that runs its child, in the same run as this build's; nil for none.
+/// Another build's `formdata-bench` (`--compare-with`): W5's and W7's FormDataKit curl rows and
+/// W8's queue row get a twin that runs its child, in the same run as this build's; nil for none.
 nonisolated(unsafe) var comparedBuild: String?
 
 /// The tool name of `tool`'s twin row for ``comparedBuild``.

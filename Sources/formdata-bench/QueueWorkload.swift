@@ -33,6 +33,12 @@ enum QueueWorkload {
                 timing: .wallClock, command: [selfPath, "--child", "queue", url, String(uploads), String(width), file],
                 requests: uploads)
         ]
+        if let comparedBuild {
+            cases.append(
+                MeasuredCase(
+                    row: row(comparedTool(ours), "\(comparedBuild)"), timing: .wallClock,
+                    command: [comparedBuild, "--child", "queue", url, String(uploads), String(width), file], requests: uploads))
+        }
         if hasCurl {
             var one = "url = \"\(url)\"\noutput = \"/dev/null\"\nform = \"field=value\"\nform = \"file=@\(file)\"\n"
             one += "header = \"Expect:\"\n"

@@ -22,7 +22,7 @@ import Foundation
 // executable built with the ResumableUploadServer trait, beside this one or --resumable-server PATH,
 // and is skipped without it).
 // --quick uses small sizes (CI runs it so the harness cannot rot). --compare-with BENCH adds, in
-// W5 (the curl transport's default rows) and W7, a row for another build's `formdata-bench`
+// W5 (the curl transport's default rows), W7 and W8, a row for another build's `formdata-bench`
 // (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
 // with this target), except the senders of W5, concurrent, W7, queue and resume, which run as `--child send`,
