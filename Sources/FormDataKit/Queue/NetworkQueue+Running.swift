@@ -102,8 +102,7 @@ extension NetworkQueue: RequestQueueObserver {
     // MARK: - RequestQueueObserver
 
     func requestStarted(_ request: FormDataRequest, id: Int) {
-        let delegate = core.withLock { $0.delegate }
-        let streams = core.withLock { Array($0.streams.values) }
+        let (delegate, streams) = core.withLock { ($0.delegate, Array($0.streams.values)) }
         post(delegate, .requestStarted(request), streams: streams)
     }
 
