@@ -140,6 +140,7 @@ enum SendWorkload {
         }
         report.rows += cases.map(\.finishedRow)
         report.checks += targetChecks(report.rows, mainMiB: totalMiB)
+        report.checks += smallSendCheck(report.rows)
         report.checks += limitRateChecks(report.rows)
     }
 
@@ -172,6 +173,24 @@ enum SendWorkload {
             cases.append(MeasuredCase(row: row("curl -F --limit-rate 1M", "peer"), timing: .wallClock, command: command + [url]))
         }
         return cases
+    }
+
+    /// The small-send target (issue 23): at 100 KiB, FormDataKit curl's per-send median at most
+    /// `curl -F`'s in the same run (both medians of each run's sends, then of the runs).
+    static func smallSendCheck(_ rows: [ResultRow]) -> [String] {
+        let workload = Size(bytes: 100 << 10, label: "100 KiB").workload
+        func median(_ tool: String) -> Double? {
+            rows.first { $0.workload == workload && $0.tool == tool }.map(\.medianSeconds).flatMap { $0 > 0 ? $0 : nil }
+        }
+        guard let ours = median(curlTransportTool), let curl = median(reference) else {
+            return ["Target (\(workload)): \(curlTransportTool) per-send time ÷ curl -F's ≤ 1.0: not measured — NOT met"]
+        }
+        let ratio = ours / curl
+        return [
+            String(
+                format: "Target (%@): %@ per-send time ÷ curl -F's ≤ 1.0: %.3f vs %.3f ms = %.2f — %@", workload, curlTransportTool,
+                ours * 1000, curl * 1000, ratio, ratio <= 1.0 ? "met" : "NOT met")
+        ]
     }
 
     /// The bandwidth target: limited ≥ 3.5 s, unlimited < 1 s (issue 15).
