@@ -25,7 +25,8 @@ package enum FileInspection {
     package static func regularFileSize(at path: String, checkingFileSystem: Bool = true) throws(FormDataError) -> UInt64 {
         if let seam = OpenedFileRange.openSeam.current, seam.blocks(path), seam.stats(path) { seam.wait(path) }
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        // `withCString`: a String passed straight to a C function is copied into a new array first.
+        guard path.withCString({ stat($0, &info) }) == 0 else {
             let code = errno
             if code == ENOENT || code == ENOTDIR, let error = undecodedNameError(path: path) { throw error }
             throw OpenedFileRange.openError(path: path, errno: code)
@@ -34,7 +35,7 @@ package enum FileInspection {
         if let kind = kind(ofMode: info.st_mode) ?? (checkingFileSystem ? pseudoFileSystemKind(path: path, device: info.st_dev) : nil) {
             throw .notARegularFile(path: path, kind: kind)
         }
-        guard access(path, R_OK) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
+        guard path.withCString({ access($0, R_OK) }) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
         return UInt64(info.st_size)
     }
 

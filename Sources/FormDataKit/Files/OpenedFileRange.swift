@@ -50,7 +50,7 @@ package final class OpenedFileRange {
     package init(_ range: FileRange) throws(FormDataError) {
         self.range = range
         if let seam = Self.openSeam.current, seam.blocks(range.path) { seam.wait(range.path) }
-        let fd = open(range.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = range.path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             let code = errno
             if let kind = FileInspection.nonRegularKind(at: range.path) { throw .notARegularFile(path: range.path, kind: kind) }

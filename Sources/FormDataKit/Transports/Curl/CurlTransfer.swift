@@ -183,7 +183,7 @@ final class CurlTransfer {
             if header.name.equalsIgnoringASCIICase("Content-Type") { hasContentType = true }
             // "Name;" sends a header with an empty value ("Name:" would remove it).
             let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            list = ccurl_slist_append(list, line)
+            list = line.withCString { ccurl_slist_append(list, $0) }
         }
         if let bytes = bodyBytes {
             set(CurlOption.post, 1)
