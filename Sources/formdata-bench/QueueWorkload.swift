@@ -66,7 +66,8 @@ enum QueueWorkload {
         {
             let ratio = other.medianSeconds / mine.medianSeconds
             report.checks.append(
-                String(format: "Target (%@): %@ ≥ 1.0× %@: %.2f× — %@", workload, ours, peer, ratio, ratio >= 1.0 ? "met" : "NOT met"))
+                String(format: "Target (%@): %@ ≥ 1.0× %@: %.2f× — %@", workload, ours, peer, ratio, ratio >= 1.0 ? "met" : "NOT met")
+                    + roundRatios(other, mine) { $0 >= 1.0 })
         }
     }
 

@@ -75,3 +75,14 @@ struct Report {
         return try JSONSerialization.data(withJSONObject: entries, options: [.prettyPrinted, .sortedKeys])
     }
 }
+
+/// How a target's ratio went round by round: within a round the cases run one after another,
+/// so a round's pair saw the machine alike, and on a shared machine one run's median can land
+/// either side of a target. Each round's ratio is `numerator`'s seconds ÷ `denominator`'s; the
+/// text gives their range and in how many rounds `meets` held, e.g. " (rounds: 0.84–1.05×, met
+/// in 2 of 5)", or "" with fewer than two rounds measured by both.
+func roundRatios(_ numerator: ResultRow, _ denominator: ResultRow, meets: (Double) -> Bool) -> String {
+    let ratios = zip(numerator.seconds, denominator.seconds).filter { $0.0 > 0 && $0.1 > 0 }.map { $0.0 / $0.1 }
+    guard ratios.count > 1, let low = ratios.min(), let high = ratios.max() else { return "" }
+    return String(format: " (rounds: %.2f–%.2f×, met in %d of %d)", low, high, ratios.filter(meets).count, ratios.count)
+}

@@ -179,17 +179,18 @@ enum SendWorkload {
     /// `curl -F`'s in the same run (both medians of each run's sends, then of the runs).
     static func smallSendCheck(_ rows: [ResultRow]) -> [String] {
         let workload = Size(bytes: 100 << 10, label: "100 KiB").workload
-        func median(_ tool: String) -> Double? {
-            rows.first { $0.workload == workload && $0.tool == tool }.map(\.medianSeconds).flatMap { $0 > 0 ? $0 : nil }
+        func row(_ tool: String) -> ResultRow? {
+            rows.first { $0.workload == workload && $0.tool == tool && $0.medianSeconds > 0 }
         }
-        guard let ours = median(curlTransportTool), let curl = median(reference) else {
+        guard let oursRow = row(curlTransportTool), let curlRow = row(reference) else {
             return ["Target (\(workload)): \(curlTransportTool) per-send time ÷ curl -F's ≤ 1.0: not measured — NOT met"]
         }
+        let (ours, curl) = (oursRow.medianSeconds, curlRow.medianSeconds)
         let ratio = ours / curl
         return [
             String(
                 format: "Target (%@): %@ per-send time ÷ curl -F's ≤ 1.0: %.3f vs %.3f ms = %.2f — %@", workload, curlTransportTool,
-                ours * 1000, curl * 1000, ratio, ratio <= 1.0 ? "met" : "NOT met")
+                ours * 1000, curl * 1000, ratio, ratio <= 1.0 ? "met" : "NOT met") + roundRatios(oursRow, curlRow) { $0 <= 1.0 }
         ]
     }
 

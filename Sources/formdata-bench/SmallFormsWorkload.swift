@@ -101,7 +101,7 @@ enum SmallFormsWorkload {
                 lines.append(
                     String(
                         format: "Target (%@): %@ ≥ 1.0× %@ in requests/s: %.2f× — %@", workload, ours, peer, ratio,
-                        ratio >= 1.0 ? "met" : "NOT met"))
+                        ratio >= 1.0 ? "met" : "NOT met") + roundRatios(other, mine) { $0 >= 1.0 })
             }
         }
         return lines
