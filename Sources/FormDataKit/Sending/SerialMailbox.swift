@@ -8,9 +8,12 @@ import Foundation
 ///   itself, after releasing its own locks (for the send driver's events to its façade, which
 ///   only record state and hand user code on).
 package final class SerialMailbox: @unchecked Sendable {
-    // `@unchecked`: `items` and `draining` are touched only under `lock`.
+    // `@unchecked`: `items`, `spare` and `draining` are touched only under `lock`.
     private let lock = Locked()
     private var items: [@Sendable () -> Void] = []
+    /// The storage of the last batch run, emptied, for the next items (a send's events drain
+    /// one or two at a time: without it every drain would allocate the array anew).
+    private var spare: [@Sendable () -> Void] = []
     private var draining = false
 
     /// An empty mailbox.
@@ -56,16 +59,17 @@ package final class SerialMailbox: @unchecked Sendable {
     /// Runs the queued items, and those queued meanwhile, on this thread (the drain's claimant).
     package func drainHere() {
         while true {
-            let batch = lock.withLock { () -> [@Sendable () -> Void]? in
-                guard !items.isEmpty else {
-                    draining = false
-                    return nil
-                }
-                defer { items = [] }
-                return items
+            var batch = lock.withLock { () -> [@Sendable () -> Void] in
+                var batch = spare
+                swap(&batch, &items)
+                spare = []
+                if batch.isEmpty { draining = false }
+                return batch
             }
-            guard let batch else { return }
+            if batch.isEmpty { return }
             for item in batch { item() }
+            batch.removeAll(keepingCapacity: true)
+            lock.withLock { if spare.capacity < batch.capacity { spare = batch } }
         }
     }
 }
