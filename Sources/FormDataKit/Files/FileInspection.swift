@@ -86,7 +86,8 @@ package enum FileInspection {
     ]
 
     private static func pseudoFileSystemKind(path: String, device: dev_t) -> String? {
-        isKnownDiskDevice(device) ? nil : pseudoFileSystemKind(device: device, type: cfilespace_filesystem_type(-1, path))
+        guard !isKnownDiskDevice(device) else { return nil }
+        return pseudoFileSystemKind(device: device, type: path.withCString { cfilespace_filesystem_type(-1, $0) })
     }
 
     private static func pseudoFileSystemKind(descriptor: Int32, device: dev_t) -> String? {
