@@ -62,3 +62,28 @@ package enum AuthenticationChallenge {
         return pieces
     }
 }
+
+extension AuthenticationOutcome {
+    /// How a send of `request` authenticated: the scheme answered last (pre-emptive Basic, or
+    /// the most secure one the last challenge offered and the request allows), the realm of the
+    /// last challenge, and how many times the body was sent again to answer one.
+    /// - Parameters:
+    ///   - request: the request of the exchange that answered.
+    ///   - answersChallenges: whether the transport answers challenges itself.
+    ///   - lastChallenge: the last `WWW-Authenticate` or `Proxy-Authenticate` value, if any.
+    ///   - retries: how many times the body was sent again to answer a challenge.
+    init(of request: TransportRequest, answersChallenges: Bool, lastChallenge: String?, retries: Int) {
+        var scheme: String?
+        let network = request.network
+        if answersChallenges, network.credentials != nil {
+            if network.challengeSchemes.isEmpty && network.presentsCredentialsBeforeChallenge {
+                scheme = "Basic"
+            } else {
+                let offered = lastChallenge.map(AuthenticationChallenge.schemes(in:)) ?? []
+                let allowed = network.challengeSchemes.isEmpty ? AuthenticationChallenge.answerable : network.challengeSchemes
+                scheme = AuthenticationChallenge.answerable.first { allowed.contains($0) && offered.contains($0) }
+            }
+        }
+        self.init(scheme: scheme, realm: lastChallenge.flatMap(AuthenticationOutcome.realm(in:)), retryCount: retries)
+    }
+}

@@ -139,7 +139,7 @@ package struct SendStateMachine: Sendable {
             if let error { return retryOrFail(error, now: now) }
             let actions = settle(&exchange)
             if isFinished { return actions }
-            return actions + ended(exchange, now: now)
+            return actions.isEmpty ? ended(exchange, now: now) : actions + ended(exchange, now: now)
         }
     }
 
@@ -161,12 +161,9 @@ package struct SendStateMachine: Sendable {
         state = .exchanging(Exchange(id: id, request: request))
         headSeenThisExchange = false
         touch(now)
-        var actions: [Action] = [.startExchange(id: id, request: request)]
-        if timerDeadline == nil, let deadline = nextDeadline() {
-            timerDeadline = deadline
-            actions.append(.armTimer(deadline: deadline))
-        }
-        return actions
+        guard timerDeadline == nil, let deadline = nextDeadline() else { return [.startExchange(id: id, request: request)] }
+        timerDeadline = deadline
+        return [.startExchange(id: id, request: request), .armTimer(deadline: deadline)]
     }
 
     /// When the clock is next needed: the idle deadline or the total one, whichever comes first.
@@ -306,7 +303,10 @@ package struct SendStateMachine: Sendable {
         }
         exchange.settled = .answer
         state = .exchanging(exchange)
-        return [.reportResponseHead(head)]
+        var actions: [Action] = []
+        actions.reserveCapacity(2)  // the first body bytes add .keepResponseBody
+        actions.append(.reportResponseHead(head))
+        return actions
     }
 
     /// Whether `head` is a redirect this send follows (or refuses).
@@ -370,31 +370,13 @@ package struct SendStateMachine: Sendable {
             if head.statusCode == 401 || head.statusCode == 407 {
                 return [.finish(.failure(AuthenticationChallenge.authenticationNeeded(head)))]
             }
-            var actions: [Action] = []
-            if bodyLength > reportedSent {
-                actions.append(.reportProgress(delta: bodyLength - reportedSent))
-                reportedSent = bodyLength
-            }
-            let authentication = authenticationOutcome(of: exchange.request)
-            return actions + [.finish(.response(head, url: exchange.request.url, authentication: authentication))]
+            let authentication = AuthenticationOutcome(
+                of: exchange.request, answersChallenges: configuration.answersChallenges, lastChallenge: lastChallenge,
+                retries: authRetries)
+            let finish = Action.finish(.response(head, url: exchange.request.url, authentication: authentication))
+            guard bodyLength > reportedSent else { return [finish] }
+            defer { reportedSent = bodyLength }
+            return [.reportProgress(delta: bodyLength - reportedSent), finish]
         }
-    }
-
-    /// How the send authenticated: the scheme answered last, the realm of the last challenge,
-    /// the number of times the body was sent again to answer one.
-    private func authenticationOutcome(of request: TransportRequest) -> AuthenticationOutcome {
-        var scheme: String?
-        let network = request.network
-        if configuration.answersChallenges, network.credentials != nil {
-            if network.challengeSchemes.isEmpty && network.presentsCredentialsBeforeChallenge {
-                scheme = "Basic"
-            } else {
-                let offered = lastChallenge.map(AuthenticationChallenge.schemes(in:)) ?? []
-                let allowed = network.challengeSchemes.isEmpty ? AuthenticationChallenge.answerable : network.challengeSchemes
-                scheme = AuthenticationChallenge.answerable.first { allowed.contains($0) && offered.contains($0) }
-            }
-        }
-        return AuthenticationOutcome(
-            scheme: scheme, realm: lastChallenge.flatMap(AuthenticationOutcome.realm(in:)), retryCount: authRetries)
     }
 }
