@@ -231,11 +231,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     /// first: a transport's start may block (a file opened on a hung file system), and the send
     /// still ends by its own timeout (the exchange it gave up on is cancelled once its start returns).
     private func perform(_ actions: [SendStateMachine.Action]) {
-        var ordered = actions
-        if let clock = ordered.firstIndex(where: { if case .armTimer = $0 { true } else { false } }), clock > 0 {
-            ordered.insert(ordered.remove(at: clock), at: 0)
-        }
-        for action in ordered {
+        for case .armTimer(let deadline) in actions { arm(deadline) }
+        for action in actions {
             switch action {
             case .startExchange(let id, let request):
                 let task = transport.start(request, observer: ExchangeObserver(driver: self, id: id))
@@ -247,19 +244,21 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 if cancelNow { task.cancel() }
             case .cancelExchange(let id):
                 lock.withLock { tasks.removeValue(forKey: id) }?.cancel()
-            case .armTimer(let deadline):
-                // Weakly: a finished send is not kept until its timer is due (an exchange in
-                // flight is kept alive by its transport, which holds the exchange's observer).
-                let token = SendTimer.schedule(at: deadline) { [weak self] in self?.handle(.clock(now: SendTimer.now)) }
-                let finished = lock.withLock { () -> Bool in
-                    if !machine.isFinished { timer = token }
-                    return machine.isFinished
-                }
-                if finished { SendTimer.cancel(token) }
             default:
-                break
+                break  // the clock was armed above; the rest was done under the lock
             }
         }
+    }
+
+    /// Arms the idle clock for `deadline`, weakly: a finished send is not kept until its timer is
+    /// due (an exchange in flight is kept alive by its transport, which holds its observer).
+    private func arm(_ deadline: UInt64) {
+        let token = SendTimer.schedule(at: deadline) { [weak self] in self?.handle(.clock(now: SendTimer.now)) }
+        let finished = lock.withLock { () -> Bool in
+            if !machine.isFinished { timer = token }
+            return machine.isFinished
+        }
+        if finished { SendTimer.cancel(token) }
     }
 
     private func post(_ event: Event) {

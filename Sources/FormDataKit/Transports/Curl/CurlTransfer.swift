@@ -295,9 +295,6 @@ final class CurlTransfer {
 
     /// Progress: bytes of the body on the wire.
     fileprivate func progress(uploaded: Int64, downloaded: Int64) {
-        // libcurl calls this on every round of every transfer; most calls bring nothing new,
-        // and those read no clock.
-        guard uploaded > uploadReports.onWire else { return }
         if let report = uploadReports.sent(uploaded, now: SendTimer.now) {
             send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
         }

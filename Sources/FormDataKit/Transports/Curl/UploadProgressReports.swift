@@ -22,10 +22,12 @@ struct UploadProgressReports {
 
     /// libcurl says `uploaded` bytes of the body are on the wire at `now` (monotonic
     /// nanoseconds): the report to make, if one is due — the bytes on the wire and how many
-    /// more than the last report said.
-    mutating func sent(_ uploaded: Int64, now: UInt64) -> (total: Int64, increment: Int64)? {
+    /// more than the last report said. `now` is read only when bytes went out: libcurl calls its
+    /// progress function on every round of every transfer, nearly always with nothing new.
+    mutating func sent(_ uploaded: Int64, now: @autoclosure () -> UInt64) -> (total: Int64, increment: Int64)? {
         guard uploaded > onWire else { return nil }
         onWire = uploaded
+        let now = now()
         guard reported == 0 || uploaded >= bodyLength || now &- reportedAt >= Self.interval else { return nil }
         return take(now: now)
     }
