@@ -213,13 +213,16 @@ struct LifecycleTests {
 
     @Test("Task cancellation cancels start()", arguments: TransportKind.allCases)
     func taskCancellation(kind: TransportKind) async throws {
-        try await Support.withReceiver { receiver in
-            let request = FormDataRequest(url: receiver.url("/delay/5000"))
+        // The server holds its answer until the test ends, so the send is in flight whenever the
+        // cancel comes (a timed sleep against a server delay lost that race when the concurrency
+        // pool was busy: the sleep woke after the answer).
+        try await HeldAnswerReceiver.with { receiver, held in
+            let request = FormDataRequest(url: receiver.url("/held"))
             request.transport = kind.transport
             request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("x", forKey: "y")
             let task = Task { try await request.start() }
-            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(await held.waitUntilArrived(), "the request never reached the server")
             task.cancel()
             let result = await task.result
             #expect(throws: FormDataError.cancelled) { try result.get() }
@@ -273,26 +276,23 @@ struct LifecycleTests {
 
     @Test("a second start while one is in flight is refused", arguments: TransportKind.allCases)
     func oneSendAtATime(kind: TransportKind) async throws {
-        try await Support.withReceiver { receiver in
-            // In flight for 2 s (the server's delay), so the wait for it to be seen executing
-            // does not miss it; and the wait ends if the send ends first.
-            let request = FormDataRequest(url: receiver.url("/delay/2000"))
+        // The server holds its answer until the second start has been refused: the first send is
+        // in flight throughout, however late this test's task runs.
+        try await HeldAnswerReceiver.with { receiver, held in
+            let request = FormDataRequest(url: receiver.url("/held"))
             request.transport = kind.transport
             request.timeOutSeconds = Support.patientTimeout
             request.setPostValue("x", forKey: "y")
-            let firstEnded = Locked(false)
-            let first = Task {
-                defer { firstEnded.withLock { $0 = true } }
-                return try await request.start()
-            }
-            while !request.isExecuting && !firstEnded.current { try await Task.sleep(nanoseconds: 10_000_000) }
-            guard request.isExecuting else {
-                Issue.record("the first send ended before it was seen in flight: \(await first.result)")
+            let first = Task { try await request.start() }
+            guard await held.waitUntilArrived() else {
+                Issue.record("the first send never reached the server: \(await first.result)")
                 return
             }
+            #expect(request.isExecuting)
             await #expect(throws: FormDataError.requestInProgress) { try await request.start() }
             // The refusal left the first send alone: still in flight, and it gets its answer.
             #expect(request.isExecuting)
+            held.release()
             let response = try await first.value
             #expect(response.statusCode == 200)
         }
