@@ -87,23 +87,27 @@ public struct SHA256: Sendable {
 
     private mutating func compress(_ block: UnsafeRawPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-            compress(block, schedule: w)
+            Self.k.withUnsafeBufferPointer { k in
+                compress(block, schedule: w.baseAddress!, constants: k.baseAddress!)
+            }
         }
     }
 
-    private mutating func compress(_ block: UnsafeRawPointer, schedule w: UnsafeMutableBufferPointer<UInt32>) {
+    // Written with masking shifts (`&>>`, `&<<`) and raw pointers: an unoptimized (debug) build
+    // then runs it at tens of MB/s instead of ~4 (the smart shifts, the array subscripts and the
+    // rotate calls each cost a call and a retain there), which tests hashing large files need.
+    private mutating func compress(
+        _ block: UnsafeRawPointer, schedule w: UnsafeMutablePointer<UInt32>, constants k: UnsafePointer<UInt32>
+    ) {
         for i in 0..<16 {
-            let b = block + i * 4
-            w[i] =
-                UInt32(b.load(fromByteOffset: 0, as: UInt8.self)) << 24
-                | UInt32(b.load(fromByteOffset: 1, as: UInt8.self)) << 16
-                | UInt32(b.load(fromByteOffset: 2, as: UInt8.self)) << 8
-                | UInt32(b.load(fromByteOffset: 3, as: UInt8.self))
+            w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i &* 4, as: UInt32.self))
         }
         for i in 16..<64 {
-            let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+            let x = w[i &- 15]
+            let y = w[i &- 2]
+            let s0 = (x &>> 7 | x &<< 25) ^ (x &>> 18 | x &<< 14) ^ (x &>> 3)
+            let s1 = (y &>> 17 | y &<< 15) ^ (y &>> 19 | y &<< 13) ^ (y &>> 10)
+            w[i] = w[i &- 16] &+ s0 &+ w[i &- 7] &+ s1
         }
         var a = h[0]
         var b = h[1]
@@ -114,10 +118,10 @@ public struct SHA256: Sendable {
         var g = h[6]
         var hh = h[7]
         for i in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+            let s1 = (e &>> 6 | e &<< 26) ^ (e &>> 11 | e &<< 21) ^ (e &>> 25 | e &<< 7)
             let ch = (e & f) ^ (~e & g)
-            let t1 = hh &+ s1 &+ ch &+ Self.k[i] &+ w[i]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+            let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
+            let s0 = (a &>> 2 | a &<< 30) ^ (a &>> 13 | a &<< 19) ^ (a &>> 22 | a &<< 10)
             let maj = (a & b) ^ (a & c) ^ (b & c)
             let t2 = s0 &+ maj
             hh = g
@@ -138,6 +142,4 @@ public struct SHA256: Sendable {
         h[6] &+= g
         h[7] &+= hh
     }
-
-    @inline(__always) private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 }
