@@ -8,12 +8,12 @@ import Foundation
 ///   itself, after releasing its own locks (for the send driver's events to its façade, which
 ///   only record state and hand user code on).
 package final class SerialMailbox: @unchecked Sendable {
-    // `@unchecked`: `items`, `spare` and `draining` are touched only under `lock`.
+    // `@unchecked`: `items` and `draining` are touched only under `lock`.
     private let lock = Locked()
+    /// What waits to run. A drain swaps it with the emptied storage of the batch it ran, so the
+    /// storage stays here for the next items (a send's events drain one or two at a time:
+    /// without it every drain would allocate the array anew).
     private var items: [@Sendable () -> Void] = []
-    /// The storage of the last batch run, emptied, for the next items (a send's events drain
-    /// one or two at a time: without it every drain would allocate the array anew).
-    private var spare: [@Sendable () -> Void] = []
     private var draining = false
 
     /// An empty mailbox.
@@ -58,18 +58,16 @@ package final class SerialMailbox: @unchecked Sendable {
 
     /// Runs the queued items, and those queued meanwhile, on this thread (the drain's claimant).
     package func drainHere() {
+        var batch: [@Sendable () -> Void] = []
         while true {
-            var batch = lock.withLock { () -> [@Sendable () -> Void] in
-                var batch = spare
+            lock.withLock {
                 swap(&batch, &items)
-                spare = []
                 if batch.isEmpty { draining = false }
-                return batch
             }
             if batch.isEmpty { return }
             for item in batch { item() }
+            // Outside the lock: releasing an item may run a deinit that posts here.
             batch.removeAll(keepingCapacity: true)
-            lock.withLock { if spare.capacity < batch.capacity { spare = batch } }
         }
     }
 }
