@@ -175,37 +175,72 @@ public struct TransportRequest: Sendable, Equatable {
     /// The default ``maximumResponseSize``: 256 MiB.
     public static let defaultMaximumResponseSize: UInt64 = 256 << 20
 
+    /// The parts, in one shared box: a request is copied at every step of a send (into the
+    /// driver, each exchange, each action), and a box is one reference to copy instead of
+    /// ~370 bytes and some twenty references. A change copies the box first when it is shared.
+    private var storage: Storage
+
     /// The URL to send to.
-    public var url: URL
+    public var url: URL {
+        get { storage.url }
+        set { unique.url = newValue }
+    }
     /// The HTTP method.
-    public var method: String
+    public var method: String {
+        get { storage.method }
+        set { unique.method = newValue }
+    }
     /// Header fields, in the order they are set. `Content-Length` is never among them: the
     /// transport derives it from the body.
-    public var headers: [(name: String, value: String)]
+    public var headers: [(name: String, value: String)] {
+        get { storage.headers }
+        set { unique.headers = newValue }
+    }
     /// The body.
-    public var body: Body
+    public var body: Body {
+        get { storage.body }
+        set { unique.body = newValue }
+    }
     /// Seconds without any bytes sent or received before the send fails with
     /// ``FormDataError/timedOut(underlying:)``; 0 or less means no timeout.
-    public var timeoutInterval: TimeInterval
+    public var timeoutInterval: TimeInterval {
+        get { storage.timeoutInterval }
+        set { unique.timeoutInterval = newValue }
+    }
     /// Seconds the whole send may take — every attempt, redirect and challenge answered — before
     /// it fails with ``FormDataError/timedOut(underlying:)`` (never retried); 0 or less (the
     /// default): no total limit, only ``timeoutInterval``. The send driver enforces it.
-    public var totalTimeoutInterval: TimeInterval = 0
+    public var totalTimeoutInterval: TimeInterval {
+        get { storage.totalTimeoutInterval }
+        set { unique.totalTimeoutInterval = newValue }
+    }
     /// The largest response body accepted once a `Content-Encoding` (gzip) is undone; a
     /// transport stops receiving when a decoded body grows past it and completes with
     /// ``FormDataError/compression(underlying:)`` wrapping
     /// ``FormDataError/decompressedSizeLimitExceeded(limit:)``. 256 MiB unless set.
-    public var maximumDecompressedResponseSize: UInt64 = TransportRequest.defaultMaximumDecompressedResponseSize
+    public var maximumDecompressedResponseSize: UInt64 {
+        get { storage.maximumDecompressedResponseSize }
+        set { unique.maximumDecompressedResponseSize = newValue }
+    }
     /// The largest response body accepted as it arrives, before any decoding; a transport that
     /// enforces it stops receiving past it and completes with
     /// ``FormDataError/responseTooLarge(limit:)``. 256 MiB unless set.
-    public var maximumResponseSize: UInt64 = TransportRequest.defaultMaximumResponseSize
+    public var maximumResponseSize: UInt64 {
+        get { storage.maximumResponseSize }
+        set { unique.maximumResponseSize = newValue }
+    }
     /// Authentication, proxy, bandwidth, TLS and cookie settings (see ``NetworkOptions`` for
     /// which transports apply which).
-    public var network = NetworkOptions()
+    public var network: NetworkOptions {
+        get { storage.network }
+        set { unique.network = newValue }
+    }
     /// Whether the exchange must open a connection of its own rather than reuse one (a resumed
     /// upload's append, which a transport must never re-send by itself).
-    package var opensFreshConnection = false
+    package var opensFreshConnection: Bool {
+        get { storage.opensFreshConnection }
+        set { unique.opensFreshConnection = newValue }
+    }
 
     /// A request with all its parts.
     /// - Parameters:
@@ -216,11 +251,15 @@ public struct TransportRequest: Sendable, Equatable {
     ///   - timeoutInterval: seconds without progress before ``FormDataError/timedOut(underlying:)``;
     ///     0 or less: none.
     public init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
-        self.url = url
-        self.method = method
-        self.headers = headers
-        self.body = body
-        self.timeoutInterval = timeoutInterval
+        storage = Storage(url: url, method: method, headers: headers, body: body, timeoutInterval: timeoutInterval)
+    }
+
+    /// The box, made this request's own before a change.
+    private var unique: Storage {
+        mutating get {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            return storage
+        }
     }
 
     /// The value of header `name` (compared case-insensitively), or nil.
@@ -239,5 +278,36 @@ public struct TransportRequest: Sendable, Equatable {
             && lhs.network == rhs.network && lhs.opensFreshConnection == rhs.opensFreshConnection
             && lhs.headers.map(\.name) == rhs.headers.map(\.name)
             && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+}
+
+extension TransportRequest {
+    /// The parts of a ``TransportRequest``. `@unchecked Sendable`: a box is changed only while
+    /// one request holds it (``TransportRequest/unique``); a shared box is never written.
+    fileprivate final class Storage: @unchecked Sendable {
+        var url: URL
+        var method: String
+        var headers: [(name: String, value: String)]
+        var body: Body
+        var timeoutInterval: TimeInterval
+        var totalTimeoutInterval: TimeInterval = 0
+        var maximumDecompressedResponseSize = TransportRequest.defaultMaximumDecompressedResponseSize
+        var maximumResponseSize = TransportRequest.defaultMaximumResponseSize
+        var network = NetworkOptions()
+        var opensFreshConnection = false
+
+        init(url: URL, method: String, headers: [(name: String, value: String)], body: Body, timeoutInterval: TimeInterval) {
+            (self.url, self.method, self.headers, self.body, self.timeoutInterval) = (url, method, headers, body, timeoutInterval)
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(url: url, method: method, headers: headers, body: body, timeoutInterval: timeoutInterval)
+            copy.totalTimeoutInterval = totalTimeoutInterval
+            copy.maximumDecompressedResponseSize = maximumDecompressedResponseSize
+            copy.maximumResponseSize = maximumResponseSize
+            copy.network = network
+            copy.opensFreshConnection = opensFreshConnection
+            return copy
+        }
     }
 }
