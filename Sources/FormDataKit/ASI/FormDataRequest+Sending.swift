@@ -110,7 +110,7 @@ extension FormDataRequest {
         } else {
             // The build reads files (and may compress): on the shared global queue, never the
             // caller's (an actor's, or the concurrency pool's).
-            DispatchQueue.global().async { context.begin() }
+            DispatchQueue.sharedGlobal.async { context.begin() }
         }
     }
 

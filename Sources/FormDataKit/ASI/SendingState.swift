@@ -87,7 +87,9 @@ struct SendInFlight {
     var uploadProgress: Progress {
         mutating get {
             if let progressObject { return progressObject }
-            let made = Progress(totalUnitCount: 0)
+            // Discrete: never attached to whatever `Progress.current()` is on the thread that
+            // happens to make it (a caller adds it to a parent of its own with `addChild`).
+            let made = Progress.discreteProgress(totalUnitCount: 0)
             progressObject = made
             return made
         }

@@ -6,7 +6,7 @@ import Foundation
 /// at the end. ``FormDataRequest`` and FormDataKitAF's managers send through it.
 ///
 /// Threads: the machine is touched only under one lock; transports are started and cancelled
-/// outside it. The façade's events run in order, one at a time, through a ``SerialMailbox``
+/// outside it. The façade's events run in order, one at a time, through its ``SendDriverOutbox``,
 /// drained by the thread that produced them (a transport's, the timer's) once the lock is
 /// released: a façade only records them and hands user code to a queue of its own. No queue or
 /// thread is made per send.
@@ -30,7 +30,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let onResponseBody: (@Sendable (Data) -> Void)?
     private let keepsResponseBody: Bool
-    private let mailbox = SerialMailbox()
+    /// The façade's events waiting to run (under `lock`).
+    private var outbox = SendDriverOutbox()
     private let lock = Locked()
     private var machine: SendStateMachine
     /// Resumes interrupted uploads when the request asks for it (``NetworkOptions/resumesInterruptedUploads``).
@@ -39,10 +40,9 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private var cancelledExchanges: Set<Int> = []
     private var collector: ResponseBodyCollector?
     private var bodyFile: TemporaryFile?
-    private var progressBatch: ProgressBatch?
     /// The idle clock's pending deadline (cancelled when the send ends).
     private var timer: SendTimer.Token?
-    /// Whether this event's handler claimed the mailbox's drain (under `lock`).
+    /// Whether this event's handler claimed the outbox's drain (under `lock`).
     private var claimedDrain = false
 
     /// A driver that sends `request` through `transport`.
@@ -172,7 +172,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
             return (outside, claimedDrain, machine.isFinished)
         }
         if !outside.isEmpty { perform(outside) }
-        if drain { mailbox.drainHere() }
+        if drain { drainOutbox() }
         // Nothing of a finished send stays referenced (a task holds its observer, which holds this).
         if finished { lock.withLock { tasks = [:] } }
     }
@@ -195,14 +195,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 cancelledExchanges.insert(id)
                 outside.append(action)
             case .reportProgress(let delta):
-                if delta > 0, let batch = progressBatch, batch.add(delta) { continue }
-                let batch = ProgressBatch(delta)
-                progressBatch = delta > 0 ? batch : nil
-                let onEvent = self.onEvent
-                enqueue { [lock] in
-                    let delta = lock.withLock { batch.take() }
-                    if delta != 0 { onEvent(.progress(delta: delta)) }
-                }
+                enqueue(.progress(delta))
             case .reportRetry(let count):
                 post(.retrying(retryCount: count))
                 collector = nil
@@ -216,7 +209,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 guard let data else { continue }
                 do throws(FormDataError) {
                     try collector?.append(data)
-                    if let onResponseBody, let chunk = collector?.takeForwarded(), !chunk.isEmpty { enqueue { onResponseBody(chunk) } }
+                    if onResponseBody != nil, let chunk = collector?.takeForwarded(), !chunk.isEmpty { enqueue(.responseBody(chunk)) }
                 } catch {
                     outside += apply(machineHandle(.bodyFailed(id: exchange, error: error)), exchange: exchange, data: nil)
                 }
@@ -261,15 +254,27 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
         if finished { SendTimer.cancel(token) }
     }
 
-    private func post(_ event: Event) {
-        progressBatch = nil
-        let onEvent = self.onEvent
-        enqueue { onEvent(event) }
-    }
+    private func post(_ event: Event) { enqueue(.event(event)) }
 
     /// Queues `item` for the façade (under `lock`); the handler drains after releasing it.
-    private func enqueue(_ item: @escaping @Sendable () -> Void) {
-        if mailbox.enqueue(item) { claimedDrain = true }
+    private func enqueue(_ item: SendDriverOutbox.Item) {
+        if outbox.append(item) { claimedDrain = true }
+    }
+
+    /// Runs the façade's waiting events, and those queued meanwhile, on this thread (the drain's
+    /// claimant, holding no lock: an event's handler may cancel the send).
+    private func drainOutbox() {
+        var batch: [SendDriverOutbox.Item] = []
+        while lock.withLock({ outbox.take(into: &batch) }) {
+            for item in batch {
+                switch item {
+                case .event(let event): onEvent(event)
+                case .progress(let delta): onEvent(.progress(delta: delta))
+                case .responseBody(let chunk): onResponseBody?(chunk)
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
     }
 
     /// The send is over (under `lock`): the response with its kept body, or the error; the

@@ -5,8 +5,7 @@ import Foundation
 /// - ``post(_:)``: whoever posts to an idle mailbox schedules one drain on the shared global
 ///   queue; posts that come while it drains join it (for user code: never a transport's thread);
 /// - ``enqueue(_:)`` then ``drainHere()``: the thread that claimed the drain runs the items
-///   itself, after releasing its own locks (for the send driver's events to its façade, which
-///   only record state and hand user code on).
+///   itself, after releasing its own locks.
 package final class SerialMailbox: @unchecked Sendable {
     // `@unchecked`: `items` and `draining` are touched only under `lock`.
     private let lock = Locked()
@@ -22,7 +21,7 @@ package final class SerialMailbox: @unchecked Sendable {
     /// Queues `item` after everything posted before it; the shared global queue runs them.
     /// - Parameter item: the work.
     package func post(_ item: @escaping @Sendable () -> Void) {
-        if enqueue(item) { DispatchQueue.global().async { self.drainHere() } }
+        if enqueue(item) { DispatchQueue.sharedGlobal.async { self.drainHere() } }
     }
 
     /// Queues `item`; true when the caller has claimed the drain and must call ``drainHere()``
@@ -53,7 +52,7 @@ package final class SerialMailbox: @unchecked Sendable {
             if items.isEmpty { draining = false }
             return !items.isEmpty
         }
-        if more { DispatchQueue.global().async { self.drainHere() } }
+        if more { DispatchQueue.sharedGlobal.async { self.drainHere() } }
     }
 
     /// Runs the queued items, and those queued meanwhile, on this thread (the drain's claimant).
@@ -69,29 +68,5 @@ package final class SerialMailbox: @unchecked Sendable {
             // Outside the lock: releasing an item may run a deinit that posts here.
             batch.removeAll(keepingCapacity: true)
         }
-    }
-}
-
-/// Body-progress deltas gathered into one callback while it waits in a ``SerialMailbox``: a
-/// transport may report every few kilobytes, the callbacks run once per batch. Not locked
-/// itself: its owner (a ``SendDriver``) calls it only under its own lock.
-final class ProgressBatch: @unchecked Sendable {
-    // `@unchecked`: `delta` and `closed` are touched only under the owner's lock.
-    private var delta: Int64
-    private var closed = false
-
-    init(_ delta: Int64) { self.delta = delta }
-
-    /// Adds `more` unless the batch was already taken; false when it was (start a new one).
-    func add(_ more: Int64) -> Bool {
-        guard !closed else { return false }
-        delta += more
-        return true
-    }
-
-    /// The gathered delta; the batch takes no more after this.
-    func take() -> Int64 {
-        closed = true
-        return delta
     }
 }
