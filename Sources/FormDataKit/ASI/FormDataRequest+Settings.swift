@@ -177,7 +177,8 @@ extension FormDataRequest {
 
     /// Upload progress of the current or last send, in bytes of the body (counted from the
     /// transport's send callbacks). Reaches exactly 1.0 when the request finishes; reset to 0 when
-    /// a send starts or is retried.
+    /// a send starts or is retried. The same discrete `Progress` for the request's life, never
+    /// attached to a parent by itself: add it to one with `addChild(_:withPendingUnitCount:)`.
     public var uploadProgress: Progress { sending.withLock { $0.current.uploadProgress } }
 
     /// Body bytes sent by the current or last send.
