@@ -195,6 +195,8 @@ public struct TransportRequest: Sendable, Equatable {
     public var headers: [(name: String, value: String)] {
         get { storage.headers }
         set { unique.headers = newValue }
+        // In place (`request.headers.append(…)`): no copy of the part beside the box's.
+        _modify { yield &unique.headers }
     }
     /// The body.
     public var body: Body {
@@ -234,6 +236,8 @@ public struct TransportRequest: Sendable, Equatable {
     public var network: NetworkOptions {
         get { storage.network }
         set { unique.network = newValue }
+        // In place (`request.network.append(…)`): no copy of the part beside the box's.
+        _modify { yield &unique.network }
     }
     /// Whether the exchange must open a connection of its own rather than reuse one (a resumed
     /// upload's append, which a transport must never re-send by itself).
