@@ -1,11 +1,11 @@
 import Foundation
 
 /// Runs one send's callbacks in the order they were posted, one at a time: no queue or thread is
-/// made per send. Two ways to drain it:
-/// - ``post(_:)``: whoever posts to an idle mailbox schedules one drain on the shared global
-///   queue; posts that come while it drains join it (for user code: never a transport's thread);
-/// - ``enqueue(_:)`` then ``drainHere()``: the thread that claimed the drain runs the items
-///   itself, after releasing its own locks.
+/// made per send. Whoever posts to an idle mailbox (``post(_:)``) schedules one drain on the
+/// shared global queue, and posts that come while it drains join it (for user code: never a
+/// transport's thread); ``runHereIfIdle(_:)`` runs a cheap last step on the poster's thread when
+/// nothing waits. (The send driver's own events to its façade go through its
+/// ``SendDriverOutbox``, values under the driver's lock.)
 package final class SerialMailbox: @unchecked Sendable {
     // `@unchecked`: `items` and `draining` are touched only under `lock`.
     private let lock = Locked()
@@ -24,11 +24,8 @@ package final class SerialMailbox: @unchecked Sendable {
         if enqueue(item) { DispatchQueue.sharedGlobal.async { self.drainHere() } }
     }
 
-    /// Queues `item`; true when the caller has claimed the drain and must call ``drainHere()``
-    /// (once it holds no lock an item might take).
-    /// - Parameter item: the work.
-    /// - Returns: whether the caller drains.
-    package func enqueue(_ item: @escaping @Sendable () -> Void) -> Bool {
+    /// Queues `item`; true when the caller has claimed the drain and must schedule ``drainHere()``.
+    private func enqueue(_ item: @escaping @Sendable () -> Void) -> Bool {
         lock.withLock { () -> Bool in
             items.append(item)
             guard !draining else { return false }
@@ -56,7 +53,7 @@ package final class SerialMailbox: @unchecked Sendable {
     }
 
     /// Runs the queued items, and those queued meanwhile, on this thread (the drain's claimant).
-    package func drainHere() {
+    private func drainHere() {
         var batch: [@Sendable () -> Void] = []
         while true {
             lock.withLock {
