@@ -55,4 +55,42 @@ struct TransportRequestValueTests {
         #expect(copy == copied)
         #expect(original.headers.map(\.name) == ["X-One", "X-Three"])
     }
+
+    /// A request with every part away from its default, so a part the box's copy forgets shows.
+    static func everyPartSet() -> TransportRequest {
+        var request = original()
+        request.totalTimeoutInterval = 7
+        request.maximumDecompressedResponseSize = 8
+        request.maximumResponseSize = 9
+        request.opensFreshConnection = true
+        return request
+    }
+
+    @Test("a change to one part of a copy carries every other part over", arguments: 0..<10)
+    func copyKeepsTheOtherParts(changed: Int) {
+        let original = Self.everyPartSet()
+        var copy = original
+        switch changed {
+        case 0: copy.url = URL(string: "http://example.invalid/b")!
+        case 1: copy.method = "PUT"
+        case 2: copy.headers = []
+        case 3: copy.body = .none
+        case 4: copy.timeoutInterval = 1
+        case 5: copy.totalTimeoutInterval = 2
+        case 6: copy.maximumDecompressedResponseSize = 3
+        case 7: copy.maximumResponseSize = 4
+        case 8: copy.network = NetworkOptions()
+        default: copy.opensFreshConnection = false
+        }
+        #expect((changed == 0) == (copy.url != original.url))
+        #expect((changed == 1) == (copy.method != original.method))
+        #expect((changed == 2) == (copy.headers.map(\.name) != original.headers.map(\.name)))
+        #expect((changed == 3) == (copy.body != original.body))
+        #expect((changed == 4) == (copy.timeoutInterval != original.timeoutInterval))
+        #expect((changed == 5) == (copy.totalTimeoutInterval != original.totalTimeoutInterval))
+        #expect((changed == 6) == (copy.maximumDecompressedResponseSize != original.maximumDecompressedResponseSize))
+        #expect((changed == 7) == (copy.maximumResponseSize != original.maximumResponseSize))
+        #expect((changed == 8) == (copy.network != original.network))
+        #expect((changed == 9) == (copy.opensFreshConnection != original.opensFreshConnection))
+    }
 }
