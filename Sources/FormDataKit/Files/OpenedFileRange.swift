@@ -28,15 +28,19 @@ package final class OpenedFileRange {
         package var wait: @Sendable (String) -> Void
         /// Whether a `stat` of a path ``blocks`` names waits as an open does (given the path).
         package var stats: @Sendable (String) -> Bool
+        /// Whether, for a path ``blocks`` names, its close waits instead of its open (a file system
+        /// that flushes on close; ``DeferredClose``).
+        package var closes: @Sendable (String) -> Bool
 
         /// A seam; the arguments are described on the properties.
         package init(
             blocks: @escaping @Sendable (String) -> Bool, wait: @escaping @Sendable (String) -> Void,
-            stats: @escaping @Sendable (String) -> Bool = { _ in false }
+            stats: @escaping @Sendable (String) -> Bool = { _ in false }, closes: @escaping @Sendable (String) -> Bool = { _ in false }
         ) {
             self.blocks = blocks
             self.wait = wait
             self.stats = stats
+            self.closes = closes
         }
     }
 
@@ -49,7 +53,7 @@ package final class OpenedFileRange {
     /// then refused (``FormDataError/notARegularFile(path:kind:)``), as are devices and sockets.
     package init(_ range: FileRange) throws(FormDataError) {
         self.range = range
-        if let seam = Self.openSeam.current, seam.blocks(range.path) { seam.wait(range.path) }
+        if let seam = Self.openSeam.current, seam.blocks(range.path), !seam.closes(range.path) { seam.wait(range.path) }
         let fd = range.path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             let code = errno
@@ -62,7 +66,8 @@ package final class OpenedFileRange {
         // file (all that gets past checkSize) ignore it on disk file systems (see `read`).
     }
 
-    deinit { close(descriptor) }
+    /// Closed here, or on the reader pool when let go on a transport's event thread.
+    deinit { DeferredClose.close(descriptor, file: range.path) }
 
     /// Bytes of the range not yet read.
     package var remaining: UInt64 { range.length - consumed }

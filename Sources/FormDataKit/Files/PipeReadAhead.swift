@@ -73,8 +73,8 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
         }
 
         deinit {
-            close(readEnd)
-            close(writeEnd)
+            DeferredClose.close(readEnd)
+            DeferredClose.close(writeEnd)
         }
     }
 

@@ -64,6 +64,30 @@ struct ReadAheadTests {
         }
     }
 
+    @Test(
+        "a body file whose close hangs for 10 s (a file system that flushes on close): the send and 20 others on the same transport finish, in under 2 s each"
+    )
+    func blockedCloseHoldsNoSend() async throws {
+        try await Support.withReceiver { receiver in
+            let transport = CurlTransport()
+            // Above the small-body limit: read ahead through the pool, let go where its transfer ends.
+            let blockedFile = try Support.makeFile(size: 300_000, seed: 96, name: "blocked-close.bin")
+            let otherFile = try Support.makeFile(size: 200_000, seed: 97)
+            defer {
+                blockedFile.remove()
+                otherFile.remove()
+            }
+            let gate = OpenGate(blocking: [blockedFile.path], for: 10, closes: true)
+            defer { gate.release() }
+            let request = try TransportMatrixTests.formRequest(receiver.url("/discard"), file: blockedFile.path, transport: transport)
+            let outcome = await ThreadedSend(request).outcome(within: 9)
+            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+            // Its file's close now hangs (on the reader pool, not on the transport's thread).
+            #expect(await gate.waitUntilEntered(count: 1, within: 5))
+            await Self.sendOthers(20, file: otherFile.path, to: receiver, on: transport)
+        }
+    }
+
     @Test("a send whose body read is blocked is cancelled at once")
     func blockedReadCancelled() async throws {
         try await Support.withReceiver { receiver in
@@ -258,8 +282,8 @@ extension Result {
 }
 
 /// Makes every open of the given paths block (on whichever thread opens them), and with `stats`
-/// every build's `stat` of them, until ``release()`` or the time limit: a file system that hangs,
-/// through `OpenedFileRange`'s seam.
+/// every build's `stat` of them — or with `closes` only their closes — until ``release()`` or the
+/// time limit: a file system that hangs, through `OpenedFileRange`'s seam.
 /// Gates of tests that run at once live side by side: each blocks only its own paths, and
 /// releasing one leaves the others in place.
 final class OpenGate: @unchecked Sendable {
@@ -270,16 +294,19 @@ final class OpenGate: @unchecked Sendable {
     private let limit: TimeInterval
     /// Whether a `stat` of the paths (a form's build) blocks too.
     private let stats: Bool
+    /// Whether a close of the paths blocks instead of their opens.
+    private let closes: Bool
 
     /// The gates not yet released, and the one seam that asks them.
     private static let active = Locked<[ObjectIdentifier: OpenGate]>([:])
     private static let seam = OpenedFileRange.OpenSeam(
         blocks: { path in active.current.values.contains { $0.paths.contains(path) } },
         wait: { path in active.current.values.first { $0.paths.contains(path) }?.block() },
-        stats: { path in active.current.values.first { $0.paths.contains(path) }?.stats ?? false })
+        stats: { path in active.current.values.first { $0.paths.contains(path) }?.stats ?? false },
+        closes: { path in active.current.values.first { $0.paths.contains(path) }?.closes ?? false })
 
-    init(blocking paths: Set<String>, for limit: TimeInterval, stats: Bool = false) {
-        (self.paths, self.limit, self.stats) = (paths, limit, stats)
+    init(blocking paths: Set<String>, for limit: TimeInterval, stats: Bool = false, closes: Bool = false) {
+        (self.paths, self.limit, self.stats, self.closes) = (paths, limit, stats, closes)
         Self.active.withLock { $0[ObjectIdentifier(self)] = self }
         OpenedFileRange.openSeam.withLock { $0 = Self.seam }
     }

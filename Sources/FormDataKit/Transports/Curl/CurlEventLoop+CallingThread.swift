@@ -29,18 +29,21 @@ extension CurlEventLoop {
             wait.wait()
             return
         }
-        while !wait.isFinished, round() {
-            let idle = lock.withLock { () -> Bool in
-                sleeping = commands.isEmpty && !stopRequested
-                return sleeping
+        // While it owns the loop, this thread is the transport's event thread (no file waits here).
+        TransportEventThread.run {
+            while !wait.isFinished, round() {
+                let idle = lock.withLock { () -> Bool in
+                    sleeping = commands.isEmpty && !stopRequested
+                    return sleeping
+                }
+                // Finished since the round: ``wakeSleepingCaller()`` saw `sleeping` set, or this sees it.
+                if wait.isFinished { break }
+                if idle, spinUntilReady() {
+                    lock.withLock { sleeping = false }
+                    continue
+                }
+                poll(idle: idle)
             }
-            // Finished since the round: ``wakeSleepingCaller()`` saw `sleeping` set, or this sees it.
-            if wait.isFinished { break }
-            if idle, spinUntilReady() {
-                lock.withLock { sleeping = false }
-                continue
-            }
-            poll(idle: idle)
         }
         lock.withLock {
             sleeping = false

@@ -198,7 +198,7 @@ final class CurlTransfer {
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
             check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
-            startReadAhead(of: source, chunkSize: uploadBuffer, easy: easy)
+            startReadAhead(of: source, chunkSize: uploadBuffer)
             if method != "POST" { set(CurlOption.customRequest, string: request.method) }
             if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
         } else if method == "GET" {
@@ -224,7 +224,7 @@ final class CurlTransfer {
         }
     }
 
-    // MARK: - Callbacks (on the event loop's thread, inside curl_multi_perform)
+    // MARK: - Callbacks (on the event loop's thread, inside libcurl's calls)
 
     /// Passes response body bytes on (already decoded when the response was content-encoded).
     fileprivate func receiveBody(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {

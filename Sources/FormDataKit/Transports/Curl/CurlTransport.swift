@@ -263,8 +263,11 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
                 }
                 if !loop.start(send) { send.complete(Self.stoppedError) }
             }
-        } else if !eventLoop.start(send) {
-            send.complete(Self.stoppedError)
+        } else {
+            // A large body with file parts: its pipe is made, and its first fill queued, here
+            // rather than on the event thread, which sends for every transfer.
+            if let source = request.body.segments, let readAhead = send.makePipeReadAhead(of: source) { send.prepare(readAhead) }
+            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
         }
         return send
     }
