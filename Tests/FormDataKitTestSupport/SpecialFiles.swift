@@ -63,6 +63,33 @@ public final class SpecialFiles {
         guard mkfifo(path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
+    /// Reads the FIFO at `path` until the writer blocked opening it (or the next one to open it
+    /// within `seconds`) has written everything and closed it: the bytes, or nil when no writer
+    /// came in time. Read to the end, so the writer never meets a closed FIFO (`SIGPIPE`).
+    public static func drainWriter(ofFIFO path: String, within seconds: Double = 10) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var sawWriter = false
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 100) > 0 else { continue }
+            let got = read(descriptor, &buffer, buffer.count)
+            if got > 0 {
+                sawWriter = true
+                data.append(contentsOf: buffer[0..<got])
+            } else if got == 0, entry.revents & Int16(POLLHUP) != 0 {
+                return data  // a writer came and closed (Linux reports no hang-up before one came)
+            } else if got < 0, errno != EAGAIN, errno != EINTR {
+                return sawWriter ? data : nil
+            }
+        }
+        return sawWriter ? data : nil
+    }
+
     /// Opens the FIFO at `path` for writing and closes it at once: a reader blocked opening it
     /// (old code) gets in and reads the end. Returns whether a reader was there.
     @discardableResult

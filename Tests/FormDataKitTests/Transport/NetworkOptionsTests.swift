@@ -81,6 +81,31 @@ struct NetworkOptionsTests {
         #expect(!FileManager.default.fileExists(atPath: file))
     }
 
+    @Test(
+        "a cookie jar file whose write hangs (a FIFO put in its place) holds no other send; the send that set a cookie completes once the jar is written"
+    )
+    func cookieJarFileWriteHangs() async throws {
+        try await TransportTestSupport.withReceiver { receiver in
+            let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let transport = CurlTransport(configuration: .init(cookieJarFile: file))
+            // The first send reads the (missing) file into the jar, and writes it.
+            _ = try await Self.request(receiver.url("/cookie?set=first=1"), transport: transport).start()
+            #expect(((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains("first\t1"))
+            // Now the jar's file is a FIFO nobody reads: writing it waits (libcurl opens a file
+            // that is not a regular one directly) until a reader comes.
+            try SpecialFiles.replaceWithFIFO(file)
+            let setting = ThreadedSend(Self.request(receiver.url("/cookie?set=second=2"), transport: transport))
+            let other = try TransportTestSupport.makeFile(size: 2_000, seed: 98)
+            defer { other.remove() }
+            await ReadAheadTests.sendOthers(5, file: other.path, to: receiver, on: transport)
+            #expect(await setting.outcome(within: 0.5) == nil, "completed before its cookies were written")
+            let written = await TransportTestSupport.blocking { SpecialFiles.drainWriter(ofFIFO: file) }
+            #expect(String(decoding: written ?? Data(), as: UTF8.self).contains("second\t2"))
+            #expect((try? await setting.outcome(within: 10)?.get()) == 200)
+        }
+    }
+
     @Test("the public-key pin computed from the server's certificate passes; another fails naming the pin")
     func publicKeyPinning() async throws {
         let certificates = try await TestCertificates.make()

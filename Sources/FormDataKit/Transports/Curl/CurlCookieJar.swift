@@ -9,9 +9,15 @@ import Foundation
 /// set cookies, once the jar may hold more than a domain's limit, it lists the jar and expires
 /// what ``CookieJarEviction`` picks (the oldest cookies of a domain over its limit, then of the
 /// domains holding the most, while the jar is over its total).
+///
+/// A jar file is read and written on the reader pool, never on the transport's thread (a file
+/// system may wait: NFS, FUSE, a FIFO put in the file's place): ``CurlTransport`` reads it before
+/// the first send that uses it starts, and ``CurlEventLoop`` writes it before a send whose
+/// responses set cookies completes.
 final class CurlCookieJar: @unchecked Sendable {
     // `@unchecked`: the handle is set once; libcurl locks the shared data itself; the counters
-    // are guarded by `lock`.
+    // are guarded by `lock`, the file's reads and writes (and `preparedFile`) by `fileLock`,
+    // which the transport's thread never takes.
     private let owner: UnsafeMutableRawPointer?
     /// The most cookies kept for one domain, and in all.
     let limits: CookieJarEviction.Limits
@@ -19,7 +25,10 @@ final class CurlCookieJar: @unchecked Sendable {
     /// Cookies in the jar at its last check, and `Set-Cookie` lines received since.
     private var countAtLastCheck = 0
     private var setSinceLastCheck = 0
+    private let fileLock = Locked()
     private var preparedFile: String?
+    /// The file read into the jar, once that read is done.
+    private let loadedFile = Locked<String?>(nil)
 
     /// A new, empty jar (nil handle when libcurl could not make one: cookies are then not kept).
     /// - Parameter limits: the most cookies kept for one domain and in all.
@@ -33,34 +42,47 @@ final class CurlCookieJar: @unchecked Sendable {
     /// The share handle for `CURLOPT_SHARE`.
     var shareHandle: UnsafeMutableRawPointer? { owner.flatMap { ccurl_cookie_share_handle($0) } }
 
+    /// Whether `path` still has to be read into the jar (``loadFileOnce(_:)``).
+    func needsLoading(_ path: String) -> Bool { loadedFile.current != path }
+
     /// Reads `path` (a Netscape cookie file) into the jar, once per jar: before the first
-    /// transfer that uses it (later ones only switch libcurl's cookie engine on).
+    /// transfer that uses it (later ones only switch libcurl's cookie engine on). On the reader
+    /// pool: the read may wait on the file's file system. The file is read here and its lines
+    /// given to libcurl one by one (`CURLOPT_COOKIELIST`), so the jar's lock, which transfers on
+    /// the transport's thread take, is never held while the file is read (libcurl's own load holds it).
     func loadFileOnce(_ path: String) {
-        lock.withLock {
+        fileLock.withLock {
             guard preparedFile != path else { return }
             preparedFile = path
-            guard let easy = maintenanceHandle() else { return }
+            guard let text = CookieFile.read(path), let easy = maintenanceHandle() else { return }
             defer { ccurl_easy_cleanup(easy) }
-            _ = path.withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieFile, $0) }
-            _ = "RELOAD".withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieList, $0) }
+            for line in text.split(whereSeparator: \.isNewline) where !line.hasPrefix("#") || line.hasPrefix("#HttpOnly_") {
+                _ = String(line).withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieList, $0) }
+            }
         }
+        loadedFile.withLock { $0 = path }
     }
 
     /// Writes the jar to `path`, before the send whose responses changed it completes. A file
-    /// that does not exist yet is created empty and readable by its owner only (0600) first:
-    /// libcurl then keeps that mode when it replaces the file (it would create a new one with
-    /// the process's umask, 0644 as a rule). An existing file keeps its mode.
+    /// that does not exist yet is made readable by its owner only (0600; libcurl would make it
+    /// with the process's umask, 0644 as a rule); an existing file keeps its mode.
+    ///
+    /// The jar's lines are copied out first (`CURLINFO_COOKIELIST`, the jar's lock held only for
+    /// that), then written here in the format libcurl writes (``CookieFile``): libcurl's own
+    /// write holds the lock while it opens and writes the file, so a file system that waits
+    /// would hold every transfer that uses the jar, on the transport's thread.
     private func write(to path: String) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if descriptor >= 0 { close(descriptor) }
-        guard let easy = maintenanceHandle() else { return }
-        _ = path.withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieJar, $0) }
-        ccurl_easy_cleanup(easy)  // libcurl writes the jar file here
+        fileLock.withLock {
+            guard let easy = maintenanceHandle() else { return }
+            let lines = Self.cookieLines(easy: easy)
+            ccurl_easy_cleanup(easy)
+            CookieFile.write(lines, to: path)
+        }
     }
 
     /// After a transfer whose responses carried `setCookieLines` `Set-Cookie` lines ended:
     /// checks the jar when it may be over a limit, then writes it to `file`, if any. On the
-    /// event loop's thread.
+    /// event loop's thread without a file; with one on the reader pool (the write may wait).
     func transferEnded(setCookieLines: Int, file: String?) {
         guard setCookieLines > 0 else { return }
         let due = lock.withLock { () -> Bool in
@@ -111,4 +133,14 @@ final class CurlCookieJar: @unchecked Sendable {
         defer { ccurl_free(text) }
         return String(cString: text).split(separator: "\n")
     }
+}
+
+/// The jar's check and its file's write after a transfer whose responses set cookies (on the
+/// reader pool: the write may wait on the file's file system).
+struct CookieJarFileWrite: Sendable {
+    let jar: CurlCookieJar
+    let setCookieLines: Int
+    let file: String
+
+    func run() { jar.transferEnded(setCookieLines: setCookieLines, file: file) }
 }

@@ -28,6 +28,16 @@ final class CurlEventLoop: @unchecked Sendable {
         case cancel(CurlSend)
         /// The body `readAhead` of `send`'s transfer has bytes again.
         case resume(send: CurlSend, readAhead: any ReadAheadBody)
+        /// A transfer that ended is done waiting for its cookie jar's file to be written.
+        case finish(EndedTransfer)
+    }
+
+    /// A transfer out of the multi handle, its result read, waiting on the reader pool for its
+    /// jar file's write before its send completes.
+    struct EndedTransfer: @unchecked Sendable {
+        // `@unchecked`: the transfer is touched only by the loop's owner: the pool job only carries it back.
+        let transfer: CurlTransfer
+        let code: Int32
     }
 
     /// Who runs the multi handle's rounds.
@@ -221,7 +231,13 @@ final class CurlEventLoop: @unchecked Sendable {
             defer { commands = [] }
             return commands
         }
-        for command in leftover { if case .start(let send) = command { send.complete(.cancelled) } }
+        for command in leftover {
+            switch command {
+            case .start(let send): send.complete(.cancelled)
+            case .finish(let ended): ended.transfer.send.complete(.cancelled)
+            case .cancel, .resume: break
+            }
+        }
         if let multi = lock.withLock({ self.multi }) {
             for (easy, transfer) in active {
                 _ = ccurl_multi_remove_handle(multi, easy)
@@ -284,6 +300,9 @@ final class CurlEventLoop: @unchecked Sendable {
             if let transfer = send.current, let easy = transfer.easy, active[easy] === transfer {
                 transfer.resumeBody(readAhead: readAhead)
             }
+        case .finish(let ended):
+            ended.transfer.send.transferFinished(ended.transfer, code: ended.code)
+            recycle(ended.transfer)
         }
     }
 
@@ -306,9 +325,22 @@ final class CurlEventLoop: @unchecked Sendable {
         while ccurl_multi_next_done(multi, &easy, &code) == 1 {
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
-            transfer.exchangeEnded()
+            if let jarWrite = transfer.exchangeEnded() {
+                finish(EndedTransfer(transfer: transfer, code: code), after: jarWrite)
+                continue
+            }
             transfer.send.transferFinished(transfer, code: code)
             recycle(transfer)
+        }
+    }
+
+    /// Writes the cookie jar's file on the reader pool (its file system may wait), then finishes
+    /// `ended` back on the loop: the send completes once its cookies are in the file. A loop
+    /// stopped meanwhile fails the send as it fails every send in flight.
+    private func finish(_ ended: EndedTransfer, after jarWrite: CookieJarFileWrite) {
+        BodyReaderPool.shared.submit { [weak self] in
+            jarWrite.run()
+            if self?.submit(.finish(ended)) != true { ended.transfer.send.complete(.cancelled) }
         }
     }
 

@@ -48,8 +48,8 @@ extension CurlTransfer {
             cookieJar = jar
             setPointer(CurlOption.share, handle)
             // Turns the cookie engine on for this handle. A jar file is read into the jar once,
-            // and written when a send's responses changed it (``exchangeEnded()``).
-            if let file = configuration.cookieJarFile { jar.loadFileOnce(file) }
+            // on the reader pool before the first send that uses it (``CurlTransport``), and
+            // written there when a send's responses changed it (``exchangeEnded()``).
             setString(CurlOption.cookieFile, "")
             cookieJarFile = configuration.cookieJarFile
         }

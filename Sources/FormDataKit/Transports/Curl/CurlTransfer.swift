@@ -281,13 +281,20 @@ final class CurlTransfer {
         zip(name, "set-cookie".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
-    /// The exchange has ended (on the event loop's thread): when the responses set cookies, the
-    /// jar is checked against its limits and written to its file, before the send completes.
-    func exchangeEnded() {
+    /// The exchange has ended (on the event loop's thread): the last bytes on the wire are
+    /// reported, and when the responses set cookies the jar is checked against its limits. With a
+    /// jar file, what writes it is returned instead: the loop runs it on the reader pool and
+    /// completes the send after it.
+    func exchangeEnded() -> CookieJarFileWrite? {
         if let report = uploadReports.ended(now: SendTimer.now) {
             send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
         }
-        cookieJar?.transferEnded(setCookieLines: setCookieLines, file: cookieJarFile)
+        guard let cookieJar, setCookieLines > 0 else { return nil }
+        guard let file = cookieJarFile else {
+            cookieJar.transferEnded(setCookieLines: setCookieLines, file: nil)
+            return nil
+        }
+        return CookieJarFileWrite(jar: cookieJar, setCookieLines: setCookieLines, file: file)
     }
 
     /// Whether the whole body (or none) is on the wire: the exchange waits for its answer.

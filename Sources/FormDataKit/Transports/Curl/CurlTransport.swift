@@ -241,6 +241,25 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
+        if CurlLibrary.loadError == nil, request.network.usesCookieJar, let jar = cookieJar, let file = configuration.cookieJarFile,
+            jar.needsLoading(file)
+        {
+            // The jar file is read into the jar first, on the reader pool (its file system may wait).
+            BodyReaderPool.shared.submit { [self] in
+                jar.loadFileOnce(file)
+                guard !send.isCompleted else { return }
+                begin(send)
+            }
+        } else {
+            begin(send)
+        }
+        return send
+    }
+
+    /// Starts `send`: its small body read first (where it was built when the system holds its
+    /// files in memory, else on the reader pool), or its large body's read-ahead made here.
+    private func begin(_ send: CurlSend) {
+        let request = send.request
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
         } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit,
@@ -269,6 +288,5 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
             if let source = request.body.segments, let readAhead = send.makePipeReadAhead(of: source) { send.prepare(readAhead) }
             if !eventLoop.start(send) { send.complete(Self.stoppedError) }
         }
-        return send
     }
 }
