@@ -81,6 +81,38 @@ struct NetworkOptionsTests {
         #expect(!FileManager.default.fileExists(atPath: file))
     }
 
+    @Test("the cookie jar file is libcurl's format both ways: `curl -c` writes one the transport reads, `curl -b` reads the transport's")
+    func cookieJarFileWithCurl() async throws {
+        guard let curl = ["/usr/bin/curl", "/bin/curl"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            print("note: curl is not installed; the cookie-file interop test is skipped (.ci/run installs it)")
+            return
+        }
+        try await TransportTestSupport.withReceiver { receiver in
+            let fromCurl = NSTemporaryDirectory() + "fdk-cookies-curl-\(UUID().uuidString).txt"
+            let fromUs = NSTemporaryDirectory() + "fdk-cookies-ours-\(UUID().uuidString).txt"
+            defer { for file in [fromCurl, fromUs] { try? FileManager.default.removeItem(atPath: file) } }
+            // curl writes a jar, and an HTTP-only cookie's line (`#HttpOnly_`) is added; the transport reads both.
+            let wrote = try await ChildProcess.run(
+                curl, ["-s", "-o", "/dev/null", "-c", fromCurl, receiver.url("/cookie?set=bycurl=1").absoluteString])
+            #expect(wrote.status == 0)
+            let written = try String(contentsOfFile: fromCurl, encoding: .utf8)
+            #expect(written.contains("\tbycurl\t1"), "\(written)")
+            try (written + "#HttpOnly_127.0.0.1\tFALSE\t/\tFALSE\t0\thonly\t3\n").write(toFile: fromCurl, atomically: true, encoding: .utf8)
+            let reader = CurlTransport(configuration: .init(cookieJarFile: fromCurl))
+            _ = try await Self.request(receiver.url("/upload"), transport: reader).start()
+            let sent = Set((receiver.lastRequest?.header("Cookie") ?? "").components(separatedBy: "; "))
+            #expect(sent == ["bycurl=1", "honly=3"])
+            // The transport writes a jar; curl reads it and sends its cookie.
+            let writer = CurlTransport(configuration: .init(cookieJarFile: fromUs))
+            _ = try await Self.request(receiver.url("/cookie?set=byus=2"), transport: writer).start()
+            let read = try await ChildProcess.run(curl, ["-s", "-o", "/dev/null", "-b", fromUs, receiver.url("/upload").absoluteString])
+            #expect(read.status == 0)
+            #expect(receiver.lastRequest?.header("Cookie") == "byus=2")
+            await reader.shutdown()
+            await writer.shutdown()
+        }
+    }
+
     @Test(
         "a cookie jar file whose write hangs (a FIFO put in its place) holds no other send; the send that set a cookie completes once the jar is written"
     )
