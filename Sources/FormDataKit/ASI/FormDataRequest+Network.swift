@@ -124,6 +124,13 @@ extension FormDataRequest {
     }
 
     /// The client certificate presented when the server asks (ASI's `clientCertificateIdentity`).
+    ///
+    /// `CurlTransport` reads its files (and the key's) on its reader pool before each send, and
+    /// gives them to libcurl from memory, so a handshake never reads a file on the transport's
+    /// thread. A path that is not a readable regular file fails the send with
+    /// ``FormDataError/internalErrorWhileBuilding(underlying:)`` naming it (a FIFO, a device, a
+    /// socket: ``FormDataError/notARegularFile(path:kind:)``; a missing file:
+    /// ``FormDataError/fileNotFound(path:)``).
     public var clientCertificate: NetworkOptions.ClientCertificate? {
         get { sending.withLock { $0.settings.network.clientCertificate } }
         set { sending.withLock { $0.settings.network.clientCertificate = newValue } }

@@ -176,6 +176,37 @@ struct NetworkOptionsTests {
         #expect(underlying.message.lowercased().contains("pinned public key"), "\(underlying)")
     }
 
+    @Test(
+        "a client certificate path that is a FIFO, a device, a socket or a /proc file fails the send at once, naming it; other sends on the transport are not held"
+    )
+    func clientCertificateNotARegularFile() async throws {
+        let certificates = try await TestCertificates.make()
+        defer { certificates.remove() }
+        let server = try await HTTPSTestServer(certificateChain: certificates.selfSignedA.certificate, key: certificates.selfSignedA.key)
+        defer { server.stop() }
+        let anchor = try Data(contentsOf: URL(fileURLWithPath: certificates.selfSignedA.certificate))
+        let special = try SpecialFiles()
+        let transport = CurlTransport()
+        for (path, kind) in special.all {
+            // libcurl read the files itself at the handshake, on the transport's thread: a FIFO
+            // there waited for a writer, holding every send on the transport.
+            let request = Self.request(server.url("/upload"), transport: transport)
+            request.trustedCertificates = [anchor]
+            request.clientCertificate = .init(path: path)
+            let outcome = await ThreadedSend(request).outcome(within: 5)
+            if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
+            let expected = FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))
+            guard case .failure(let error)? = outcome else {
+                Issue.record("\(kind): expected \(expected), got \(String(describing: outcome))")
+                continue
+            }
+            #expect(error == expected, "\(kind)")
+        }
+        let other = Self.request(server.url("/upload"), transport: transport)
+        other.trustedCertificates = [anchor]
+        #expect((try? await ThreadedSend(other).outcome(within: 5)?.get()) == 200)
+    }
+
     @Test("validatesSecureCertificate = false accepts a self-signed certificate; true (the default) refuses it")
     func certificateValidation() async throws {
         let certificates = try await TestCertificates.make()

@@ -61,6 +61,8 @@ enum CurlOption {
     static let sslVerifyPeer = long + 64
     static let sslVerifyHost = long + 81
     static let caInfoBlob = blob + 309
+    static let sslCertBlob = blob + 291
+    static let sslKeyBlob = blob + 292
     static let proxy = objectPoint + 4
     static let cookie = objectPoint + 22
     static let sslCert = objectPoint + 25

@@ -19,6 +19,10 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     private(set) var preloadedBody: CurlBodyBytes?
     /// A large body's read-ahead, made where the send started (``prepare(_:)``), for its transfer.
     private var preparedReadAhead: (any ReadAheadBody)?
+    /// The client certificate's files, read on the reader pool before the exchange reaches the
+    /// event loop (set once, before that): libcurl gets them from memory, never reading a file on
+    /// the transport's thread at a handshake.
+    private(set) var clientCertificateFiles: (certificate: Data, key: Data?)?
     private let observer: any TransportObserver
     private let completed = Locked(false)
 
@@ -40,6 +44,14 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     /// Sends the body from `bytes` (the same bytes, read into memory), before the exchange starts.
     func preload(_ bytes: CurlBodyBytes) { preloadedBody = bytes }
+
+    /// Reads the request's client certificate files (on the reader pool, before the exchange starts).
+    /// - Throws: what reading a file throws (``WholeFileReading/read(_:)``), naming it.
+    func readClientCertificate() throws(FormDataError) {
+        guard let certificate = request.network.clientCertificate else { return }
+        let key = try certificate.keyPath.map { (path) throws(FormDataError) in try WholeFileReading.read(path) }
+        clientCertificateFiles = (try WholeFileReading.read(certificate.path), key)
+    }
 
     /// Reads the body through `readAhead`, already filling, before the exchange starts.
     func prepare(_ readAhead: any ReadAheadBody) { preparedReadAhead = readAhead }

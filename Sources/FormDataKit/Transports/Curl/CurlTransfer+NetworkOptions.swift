@@ -38,10 +38,13 @@ extension CurlTransfer {
         if !network.pinnedPublicKeyHashes.isEmpty {
             setString(CurlOption.pinnedPublicKey, network.pinnedPublicKeyHashes.joined(separator: ";"))
         }
-        if let certificate = network.clientCertificate {
-            setString(CurlOption.sslCert, certificate.path)
+        if let certificate = network.clientCertificate, let files = send.clientCertificateFiles, let easy {
+            // From memory (read on the reader pool): libcurl would read the files at each handshake.
+            files.certificate.withUnsafeBytes { _ = ccurl_easy_setopt_blob(easy, CurlOption.sslCertBlob, $0.baseAddress, $0.count) }
             setString(CurlOption.sslCertType, certificate.format.rawValue)
-            if let key = certificate.keyPath { setString(CurlOption.sslKey, key) }
+            if let key = files.key {
+                key.withUnsafeBytes { _ = ccurl_easy_setopt_blob(easy, CurlOption.sslKeyBlob, $0.baseAddress, $0.count) }
+            }
             if let password = certificate.password { setString(CurlOption.keyPassword, password) }
         }
         if network.usesCookieJar, let jar = send.transport.cookieJar, let handle = jar.shareHandle {

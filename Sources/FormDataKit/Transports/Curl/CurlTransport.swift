@@ -241,16 +241,27 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
         let send = CurlSend(transport: self, request: request, observer: observer)
-        if CurlLibrary.loadError == nil, request.network.usesCookieJar, let jar = cookieJar, let file = configuration.cookieJarFile,
-            jar.needsLoading(file)
-        {
-            // The jar file is read into the jar first, on the reader pool (its file system may wait).
-            BodyReaderPool.shared.submit { [self] in
-                jar.loadFileOnce(file)
-                guard !send.isCompleted else { return }
-                begin(send)
+        let jarFile: (jar: CurlCookieJar, file: String)? =
+            if request.network.usesCookieJar, let jar = cookieJar, let file = configuration.cookieJarFile, jar.needsLoading(file) {
+                (jar, file)
+            } else {
+                nil
             }
-        } else {
+        guard CurlLibrary.loadError == nil, jarFile != nil || request.network.clientCertificate != nil else {
+            begin(send)
+            return send
+        }
+        // Files the exchange needs besides its body are read first, on the reader pool (a file
+        // system may wait): the cookie jar's file, once; the client certificate's, each send.
+        BodyReaderPool.shared.submit { [self] in
+            if let jarFile { jarFile.jar.loadFileOnce(jarFile.file) }
+            do throws(FormDataError) {
+                try send.readClientCertificate()
+            } catch {
+                send.complete(.whileSending(error))
+                return
+            }
+            guard !send.isCompleted else { return }
             begin(send)
         }
         return send
