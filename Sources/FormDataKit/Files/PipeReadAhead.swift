@@ -73,8 +73,8 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
         }
 
         deinit {
-            DeferredClose.close(readEnd)
-            DeferredClose.close(writeEnd)
+            close(readEnd)
+            close(writeEnd)
         }
     }
 

@@ -26,8 +26,8 @@ final class CurlEventLoop: @unchecked Sendable {
     enum Command {
         case start(CurlSend)
         case cancel(CurlSend)
-        /// The body `readAhead` of `send`'s transfer has bytes again.
-        case resume(send: CurlSend, readAhead: any ReadAheadBody)
+        /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
+        case resume(easy: UInt, readAhead: any ReadAheadBody)
         /// A transfer that ended is done waiting for its cookie jar's file to be written.
         case finish(EndedTransfer)
     }
@@ -113,10 +113,10 @@ final class CurlEventLoop: @unchecked Sendable {
         _ = submit(.cancel(send))
     }
 
-    /// Queues resuming `send`'s transfer, paused until its body's `readAhead` had bytes; nothing
-    /// happens when that transfer has ended meanwhile.
-    func resume(_ send: CurlSend, readAhead: any ReadAheadBody) {
-        _ = submit(.resume(send: send, readAhead: readAhead))
+    /// Queues resuming the transfer on easy handle `easy` (its address), paused until its body's
+    /// `readAhead` had bytes; nothing happens when that transfer has ended meanwhile.
+    func resume(easy: UInt, readAhead: any ReadAheadBody) {
+        _ = submit(.resume(easy: easy, readAhead: readAhead))
     }
 
     /// Ends the thread after its current round; sends still in flight fail with ``FormDataError/cancelled``.
@@ -296,8 +296,8 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             send.complete(.cancelled)
             if let transfer { recycle(transfer) }
-        case .resume(let send, let readAhead):
-            if let transfer = send.current, let easy = transfer.easy, active[easy] === transfer {
+        case .resume(let key, let readAhead):
+            if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
                 transfer.resumeBody(readAhead: readAhead)
             }
         case .finish(let ended):

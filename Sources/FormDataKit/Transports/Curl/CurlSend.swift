@@ -8,8 +8,8 @@ import Foundation
 /// callbacks run elsewhere), so no other transfer waits on it.
 final class CurlSend: TransportTask, @unchecked Sendable {
     // `@unchecked`: `current` is touched only on the event loop's thread; `completed` is locked;
-    // `preloadedBody` and `preparedReadAhead` are written once before the event loop sees the
-    // exchange, and the read-ahead is then taken there.
+    // `preloadedBody` and `clientCertificateFiles` are written once before the event loop sees
+    // the exchange.
     /// Kept so the transport (and its event loop) lives while the exchange is in flight.
     let transport: CurlTransport
     /// The request.
@@ -17,8 +17,6 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// A small body with file parts, read whole on the reader pool before the exchange is
     /// handed to the event loop (set once, before that; ``preload(_:)``).
     private(set) var preloadedBody: CurlBodyBytes?
-    /// A large body's read-ahead, made where the send started (``prepare(_:)``), for its transfer.
-    private var preparedReadAhead: (any ReadAheadBody)?
     /// The client certificate's files, read on the reader pool before the exchange reaches the
     /// event loop (set once, before that): libcurl gets them from memory, never reading a file on
     /// the transport's thread at a handshake.
@@ -52,18 +50,6 @@ final class CurlSend: TransportTask, @unchecked Sendable {
         let key = try certificate.keyPath.map { (path) throws(FormDataError) in try WholeFileReading.read(path) }
         clientCertificateFiles = (try WholeFileReading.read(certificate.path), key)
     }
-
-    /// Reads the body through `readAhead`, already filling, before the exchange starts.
-    func prepare(_ readAhead: any ReadAheadBody) { preparedReadAhead = readAhead }
-
-    /// The read-ahead ``prepare(_:)`` gave, handed over once (on the event loop's thread).
-    func takePreparedReadAhead() -> (any ReadAheadBody)? {
-        defer { preparedReadAhead = nil }
-        return preparedReadAhead
-    }
-
-    /// A read-ahead no transfer took (the exchange ended before it started) stops filling.
-    deinit { preparedReadAhead?.cancel() }
 
     private var totalLength: Int64 { Int64(clamping: request.body.length) }
 

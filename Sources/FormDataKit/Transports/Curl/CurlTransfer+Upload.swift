@@ -4,40 +4,20 @@ import Foundation
 // The upload side of a transfer: the read-ahead that feeds libcurl's read callback, and the
 // callbacks themselves (on the event loop's thread, inside libcurl's calls).
 
-extension CurlSend {
-    /// What a read-ahead of this exchange's body calls when a paused read can go on: the event
-    /// loop resumes the transfer on its own thread.
-    var resumeWhenReady: @Sendable (any ReadAheadBody) -> Void {
-        { [weak self] readAhead in
-            guard let self else { return }
-            transport.eventLoop.resume(self, readAhead: readAhead)
-        }
-    }
-
-    /// A pipe read-ahead of `source` (Linux, file parts), made and its first fill queued here —
-    /// where the send starts, not on the event thread — or nil (elsewhere, an in-memory body, or
-    /// no pipe left: the transfer reads ahead its own way).
-    func makePipeReadAhead(of source: BodySource) -> (any ReadAheadBody)? {
-        #if os(Linux)
-        guard !source.isInMemory, let readAhead = PipeReadAhead.make(source: source, onReady: resumeWhenReady) else { return nil }
-        readAhead.prefetch()
-        return readAhead
-        #else
-        return nil
-        #endif
-    }
-}
-
 extension CurlTransfer {
-    /// Starts reading `source` ahead, unless the send brought a read-ahead made where it started:
-    /// through a pipe (Linux; file parts moved, not copied), else in two chunks of `chunkSize`
-    /// bytes. When bytes arrive for a paused transfer, the event loop resumes it on its own thread.
-    func startReadAhead(of source: BodySource, chunkSize: Int) {
-        readAhead = send.takePreparedReadAhead() ?? send.makePipeReadAhead(of: source)
-        if readAhead == nil {
-            readAhead = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: send.resumeWhenReady)
-            readAhead?.prefetch()
+    /// Starts reading `source` ahead: through a pipe (Linux; file parts moved, not copied), else
+    /// in two chunks of `chunkSize` bytes. When bytes arrive for a paused transfer, the event
+    /// loop resumes it on its own thread.
+    func startReadAhead(of source: BodySource, chunkSize: Int, easy: UnsafeMutableRawPointer) {
+        let key = UInt(bitPattern: easy)
+        let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
+            loop?.resume(easy: key, readAhead: readAhead)
         }
+        #if os(Linux)
+        if !source.isInMemory { readAhead = PipeReadAhead.make(source: source, onReady: resume) }
+        #endif
+        if readAhead == nil { readAhead = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: resume) }
+        readAhead?.prefetch()
     }
 
     /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it

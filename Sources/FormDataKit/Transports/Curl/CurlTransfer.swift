@@ -198,7 +198,7 @@ final class CurlTransfer {
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))
             check(CurlOption.seekData, ccurl_easy_setopt_pointer(easy, CurlOption.seekData, context))
-            startReadAhead(of: source, chunkSize: uploadBuffer)
+            startReadAhead(of: source, chunkSize: uploadBuffer, easy: easy)
             if method != "POST" { set(CurlOption.customRequest, string: request.method) }
             if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
         } else if method == "GET" {

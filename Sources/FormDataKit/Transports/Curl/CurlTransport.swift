@@ -268,7 +268,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     }
 
     /// Starts `send`: its small body read first (where it was built when the system holds its
-    /// files in memory, else on the reader pool), or its large body's read-ahead made here.
+    /// files in memory, else on the reader pool); a large body is read ahead by its transfer.
     private func begin(_ send: CurlSend) {
         let request = send.request
         if let reason = CurlLibrary.loadError {
@@ -293,11 +293,8 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
                 }
                 if !loop.start(send) { send.complete(Self.stoppedError) }
             }
-        } else {
-            // A large body with file parts: its pipe is made, and its first fill queued, here
-            // rather than on the event thread, which sends for every transfer.
-            if let source = request.body.segments, let readAhead = send.makePipeReadAhead(of: source) { send.prepare(readAhead) }
-            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
+        } else if !eventLoop.start(send) {
+            send.complete(Self.stoppedError)
         }
     }
 }
