@@ -176,6 +176,33 @@ struct NetworkOptionsTests {
         #expect(underlying.message.lowercased().contains("pinned public key"), "\(underlying)")
     }
 
+    @Test("shutdown() waits for a cookie jar write still running on the reader pool; its send fails as cancelled")
+    func shutdownWaitsForJarWrite() async throws {
+        try await TransportTestSupport.withReceiver { receiver in
+            let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let transport = CurlTransport(configuration: .init(cookieJarFile: file))
+            _ = try await Self.request(receiver.url("/cookie?set=first=1"), transport: transport).start()
+            try SpecialFiles.replaceWithFIFO(file)
+            let setting = ThreadedSend(Self.request(receiver.url("/cookie?set=second=2"), transport: transport))
+            #expect(await setting.outcome(within: 0.5) == nil, "completed before its cookies were written")
+            let stopped = Locked(false)
+            let shutdown = Task {
+                await transport.shutdown()
+                stopped.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!stopped.current, "shutdown returned while the jar was still being written")
+            _ = await TransportTestSupport.blocking { SpecialFiles.drainWriter(ofFIFO: file) }
+            await shutdown.value
+            let outcome = await setting.outcome(within: 5)
+            guard case .failure(.cancelled)? = outcome else {
+                Issue.record("expected the send to fail as cancelled, got \(String(describing: outcome))")
+                return
+            }
+        }
+    }
+
     @Test(
         "a client certificate path that is a FIFO, a device, a socket or a /proc file fails the send at once, naming it; other sends on the transport are not held"
     )

@@ -74,6 +74,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
     /// Signalled once the thread has released every libcurl handle and ended.
     private let finished = DispatchSemaphore(value: 0)
+    /// Cookie jar writes on the reader pool (``finish(_:after:)``): they call into libcurl too.
+    private let jarWrites = DispatchGroup()
     var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
     private let maximumIdleConnections: Int
@@ -128,8 +130,9 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// ``stop()``, then blocks until the thread has released its libcurl handles and ended (at
-    /// once when it never started). For a program about to exit: OpenSSL's exit-time cleanup
-    /// must not run while this thread still calls into libcurl.
+    /// once when it never started), and every cookie jar write on the reader pool is done. For a
+    /// program about to exit: OpenSSL's exit-time cleanup must not run while this transport
+    /// still calls into libcurl.
     func stopAndWait() {
         let running = lock.withLock { () -> Bool in
             stopRequested = true
@@ -139,6 +142,7 @@ final class CurlEventLoop: @unchecked Sendable {
         guard running else { return }
         finished.wait()
         finished.signal()  // for another waiter
+        jarWrites.wait()
     }
 
     private func submit(_ command: Command) -> Bool {
@@ -338,9 +342,13 @@ final class CurlEventLoop: @unchecked Sendable {
     /// `ended` back on the loop: the send completes once its cookies are in the file. A loop
     /// stopped meanwhile fails the send as it fails every send in flight.
     private func finish(_ ended: EndedTransfer, after jarWrite: CookieJarFileWrite) {
-        BodyReaderPool.shared.submit { [weak self] in
+        jarWrites.enter()
+        BodyReaderPool.shared.submit { [weak self, jarWrites] in
+            defer { jarWrites.leave() }
             jarWrite.run()
-            if self?.submit(.finish(ended)) != true { ended.transfer.send.complete(.cancelled) }
+            guard self?.submit(.finish(ended)) != true else { return }
+            ended.transfer.send.complete(.cancelled)
+            ended.transfer.releaseHandle()  // here, before ``stopAndWait()`` returns
         }
     }
 

@@ -77,6 +77,12 @@ final class CurlTransfer {
         return text.isEmpty ? nil : text
     }
 
+    /// Cleans the easy handle up now (a transfer its loop no longer takes back).
+    func releaseHandle() {
+        if let easy { ccurl_easy_cleanup(easy) }
+        easy = nil
+    }
+
     /// Hands the easy handle over for another transfer, reset to libcurl's defaults (its
     /// connection stays in the multi handle's cache); nil when it must be cleaned up instead.
     /// Call it on the event loop's thread once the handle is out of the multi handle and the
