@@ -176,6 +176,24 @@ struct NetworkOptionsTests {
         #expect(underlying.message.lowercased().contains("pinned public key"), "\(underlying)")
     }
 
+    @Test("a cookie jar file that is a FIFO, a device, a socket or a /proc file fails the send at once, naming it; never read for ever")
+    func cookieJarFileNotARegularFile() async throws {
+        try await TransportTestSupport.withReceiver { receiver in
+            let special = try SpecialFiles()
+            for (path, kind) in special.all {
+                let transport = CurlTransport(configuration: .init(cookieJarFile: path))
+                let outcome = await ThreadedSend(Self.request(receiver.url("/upload"), transport: transport)).outcome(within: 5)
+                if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
+                let expected = FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))
+                guard case .failure(let error)? = outcome else {
+                    Issue.record("\(kind): expected \(expected), got \(String(describing: outcome))")
+                    continue
+                }
+                #expect(error == expected, "\(kind)")
+            }
+        }
+    }
+
     @Test("shutdown() waits for a cookie jar write still running on the reader pool; its send fails as cancelled")
     func shutdownWaitsForJarWrite() async throws {
         try await TransportTestSupport.withReceiver { receiver in

@@ -18,43 +18,48 @@ enum CookieFile {
 
         """
 
-    /// The file at `path` as text, or nil when it cannot be read (a missing file is an empty jar).
-    static func read(_ path: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+    /// The jar file at `path` as text; nil when there is none yet (an empty jar).
+    /// - Throws: for a path that is not a readable regular file, what ``WholeFileReading/read(_:)``
+    ///   throws, naming it (a FIFO would wait for a writer, a device never end).
+    static func read(_ path: String) throws(FormDataError) -> String? {
+        do throws(FormDataError) {
+            return String(decoding: try WholeFileReading.read(path), as: UTF8.self)
+        } catch .fileNotFound {
+            return nil
+        }
     }
 
-    /// Writes `lines` under ``header`` to `path`: through a temporary file beside it, renamed over
-    /// it (a new file 0600, an existing one keeping its mode), as libcurl does; a path that is not
-    /// a regular file (a FIFO, a device) is written directly, as libcurl does too. A failure leaves
-    /// no temporary file behind (and, as with libcurl, is not reported: the send has its answer).
+    /// Writes `lines` under ``header`` to `path` with ``DestinationFile`` (a sibling renamed over
+    /// it, nothing left behind on failure; created 0600, an existing file's mode put back after);
+    /// a path that exists but is not a regular file (a FIFO, a device) is written directly, as
+    /// libcurl does. A failure is not reported, as with libcurl: the send has its answer.
     static func write(_ lines: [Substring], to path: String) {
         var text = header
         for line in lines {
             text += line
             text += "\n"
         }
+        let bytes = Array(text.utf8)
         var info = stat()
         let exists = stat(path, &info) == 0
         if exists && (info.st_mode & S_IFMT) != S_IFREG {
             let descriptor = open(path, O_WRONLY | O_CLOEXEC)
             guard descriptor >= 0 else { return }
-            _ = write(text, to: descriptor)
+            _ = bytes.withUnsafeBytes { FileDescriptorWriting.writeFully(descriptor, $0) }
             close(descriptor)
             return
         }
-        let mode = exists ? info.st_mode & 0o7777 : 0o600
-        let temporary = path + ".\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { return }
-        _ = fchmod(descriptor, mode)  // the umask may have taken bits away
-        let written = write(text, to: descriptor)
-        if close(descriptor) == 0, written, rename(temporary, path) == 0 { return }
-        unlink(temporary)
-    }
-
-    private static func write(_ text: String, to descriptor: Int32) -> Bool {
-        var text = text
-        return text.withUTF8 { FileDescriptorWriting.writeFully(descriptor, UnsafeRawBufferPointer($0)) == 0 }
+        do throws(FormDataError) {
+            try DestinationFile.write(to: path) { (sink) throws(FormDataError) in
+                var failure: FormDataError?
+                bytes.withUnsafeBytes { raw in
+                    do throws(FormDataError) { try sink(raw) } catch { failure = error }
+                }
+                if let failure { throw failure }
+            }
+        } catch {
+            return
+        }
+        if exists, info.st_mode & 0o7777 != 0o600 { _ = chmod(path, info.st_mode & 0o7777) }
     }
 }

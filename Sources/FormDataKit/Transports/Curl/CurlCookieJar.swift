@@ -50,16 +50,25 @@ final class CurlCookieJar: @unchecked Sendable {
     /// pool: the read may wait on the file's file system. The file is read here and its lines
     /// given to libcurl one by one (`CURLOPT_COOKIELIST`), so the jar's lock, which transfers on
     /// the transport's thread take, is never held while the file is read (libcurl's own load holds it).
-    func loadFileOnce(_ path: String) {
+    /// - Throws: for a path that exists but is not a readable regular file, the error naming it
+    ///   (``CookieFile/read(_:)``); the jar stays unread, and the next send tries again.
+    func loadFileOnce(_ path: String) throws(FormDataError) {
+        var failure: FormDataError?
         fileLock.withLock {
             guard preparedFile != path else { return }
+            let text: String?
+            do throws(FormDataError) { text = try CookieFile.read(path) } catch {
+                failure = error
+                return
+            }
             preparedFile = path
-            guard let text = CookieFile.read(path), let easy = maintenanceHandle() else { return }
+            guard let text, let easy = maintenanceHandle() else { return }
             defer { ccurl_easy_cleanup(easy) }
             for line in text.split(whereSeparator: \.isNewline) where !line.hasPrefix("#") || line.hasPrefix("#HttpOnly_") {
                 _ = String(line).withCString { ccurl_easy_setopt_pointer(easy, CurlOption.cookieList, $0) }
             }
         }
+        if let failure { throw failure }
         loadedFile.withLock { $0 = path }
     }
 

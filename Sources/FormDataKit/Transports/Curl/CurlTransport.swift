@@ -254,8 +254,8 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         // Files the exchange needs besides its body are read first, on the reader pool (a file
         // system may wait): the cookie jar's file, once; the client certificate's, each send.
         BodyReaderPool.shared.submit { [self] in
-            if let jarFile { jarFile.jar.loadFileOnce(jarFile.file) }
             do throws(FormDataError) {
+                if let jarFile { try jarFile.jar.loadFileOnce(jarFile.file) }
                 try send.readClientCertificate()
             } catch {
                 send.complete(.whileSending(error))
