@@ -113,10 +113,24 @@ struct NetworkOptionsTests {
         }
     }
 
-    @Test(
-        "a cookie jar file whose write hangs (a FIFO put in its place) holds no other send; the send that set a cookie completes once the jar is written"
-    )
-    func cookieJarFileWriteHangs() async throws {
+    /// Records an issue unless `outcome` is the send's failure for a file at `path` that is not a
+    /// regular file but a `kind` (``FormDataError/notARegularFile(path:kind:)``, read before the send).
+    static func expectNotARegularFile(_ outcome: Result<Int, FormDataError>?, path: String, kind: String) {
+        let expected = FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))
+        guard case .failure(let error)? = outcome else {
+            Issue.record("\(kind): expected \(expected), got \(String(describing: outcome))")
+            return
+        }
+        #expect(error == expected, "\(kind)")
+    }
+
+    /// Runs `body` with a transport whose jar file was written by a first send and then replaced
+    /// by a FIFO nobody reads (writing it now waits until a reader comes: a file that is not a
+    /// regular one is written directly), and a send started that sets a cookie. The file is
+    /// removed after.
+    static func withJarFileTurnedFIFO(
+        _ body: (FormReceiver, String, CurlTransport, ThreadedSend) async throws -> Void
+    ) async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
             defer { try? FileManager.default.removeItem(atPath: file) }
@@ -124,10 +138,17 @@ struct NetworkOptionsTests {
             // The first send reads the (missing) file into the jar, and writes it.
             _ = try await Self.request(receiver.url("/cookie?set=first=1"), transport: transport).start()
             #expect(((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").contains("first\t1"))
-            // Now the jar's file is a FIFO nobody reads: writing it waits (libcurl opens a file
-            // that is not a regular one directly) until a reader comes.
             try SpecialFiles.replaceWithFIFO(file)
             let setting = ThreadedSend(Self.request(receiver.url("/cookie?set=second=2"), transport: transport))
+            try await body(receiver, file, transport, setting)
+        }
+    }
+
+    @Test(
+        "a cookie jar file whose write hangs (a FIFO put in its place) holds no other send; the send that set a cookie completes once the jar is written"
+    )
+    func cookieJarFileWriteHangs() async throws {
+        try await Self.withJarFileTurnedFIFO { receiver, file, transport, setting in
             let other = try TransportTestSupport.makeFile(size: 2_000, seed: 98)
             defer { other.remove() }
             await ReadAheadTests.sendOthers(5, file: other.path, to: receiver, on: transport)
@@ -184,25 +205,14 @@ struct NetworkOptionsTests {
                 let transport = CurlTransport(configuration: .init(cookieJarFile: path))
                 let outcome = await ThreadedSend(Self.request(receiver.url("/upload"), transport: transport)).outcome(within: 5)
                 if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
-                let expected = FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))
-                guard case .failure(let error)? = outcome else {
-                    Issue.record("\(kind): expected \(expected), got \(String(describing: outcome))")
-                    continue
-                }
-                #expect(error == expected, "\(kind)")
+                Self.expectNotARegularFile(outcome, path: path, kind: kind)
             }
         }
     }
 
     @Test("shutdown() waits for a cookie jar write still running on the reader pool; its send fails as cancelled")
     func shutdownWaitsForJarWrite() async throws {
-        try await TransportTestSupport.withReceiver { receiver in
-            let file = NSTemporaryDirectory() + "fdk-cookies-\(UUID().uuidString).txt"
-            defer { try? FileManager.default.removeItem(atPath: file) }
-            let transport = CurlTransport(configuration: .init(cookieJarFile: file))
-            _ = try await Self.request(receiver.url("/cookie?set=first=1"), transport: transport).start()
-            try SpecialFiles.replaceWithFIFO(file)
-            let setting = ThreadedSend(Self.request(receiver.url("/cookie?set=second=2"), transport: transport))
+        try await Self.withJarFileTurnedFIFO { _, file, transport, setting in
             #expect(await setting.outcome(within: 0.5) == nil, "completed before its cookies were written")
             let stopped = Locked(false)
             let shutdown = Task {
@@ -240,12 +250,7 @@ struct NetworkOptionsTests {
             request.clientCertificate = .init(path: path)
             let outcome = await ThreadedSend(request).outcome(within: 5)
             if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
-            let expected = FormDataError.internalErrorWhileBuilding(underlying: .notARegularFile(path: path, kind: kind))
-            guard case .failure(let error)? = outcome else {
-                Issue.record("\(kind): expected \(expected), got \(String(describing: outcome))")
-                continue
-            }
-            #expect(error == expected, "\(kind)")
+            Self.expectNotARegularFile(outcome, path: path, kind: kind)
         }
         let other = Self.request(server.url("/upload"), transport: transport)
         other.trustedCertificates = [anchor]
