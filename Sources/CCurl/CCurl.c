@@ -188,6 +188,9 @@ int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_c
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback) {
     return api.easy_setopt(easy, option, callback);
 }
+int ccurl_easy_setopt_closesocket_callback(void *easy, int option, ccurl_closesocket_callback callback) {
+    return api.easy_setopt(easy, option, callback);
+}
 // The socket-options callback of ccurl_easy_limit_unsent: `clientp` is the limit in bytes.
 // CURLSOCKTYPE_IPCXN (0) is a new connection's socket; CURL_SOCKOPT_OK (0) goes on either way
 // (a kernel without TCP_NOTSENT_LOWAT only keeps its larger backlog).

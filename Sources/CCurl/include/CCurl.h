@@ -28,6 +28,9 @@ typedef int (*ccurl_xferinfo_callback)(void *userdata, ccurl_off_t dltotal, ccur
 /// `int fn(void *userdata, char *primary_ip, char *local_ip, int primary_port, int local_port)`:
 /// the pre-request callback (libcurl 7.80+), called before each request is sent on a connection.
 typedef int (*ccurl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port, int local_port);
+/// `int fn(void *clientp, curl_socket_t item)`: the close-socket callback, which closes `item`
+/// (0 on success).
+typedef int (*ccurl_closesocket_callback)(void *clientp, int item);
 
 /// Loads libcurl (once per process) and calls `curl_global_init`. Returns 0 when it is usable;
 /// otherwise writes why into `error` (NUL-terminated, at most `error_size` bytes) and returns -1.
@@ -50,6 +53,7 @@ int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback 
 int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback);
+int ccurl_easy_setopt_closesocket_callback(void *easy, int option, ccurl_closesocket_callback callback);
 /// Sets `CURLOPT_SOCKOPTFUNCTION` (`function_option`) and `CURLOPT_SOCKOPTDATA` (`data_option`)
 /// so that each new connection's socket gets `TCP_NOTSENT_LOWAT` = `bytes`: at most about that
 /// many bytes wait unsent in the kernel (a lost connection loses less of the body). Returns the

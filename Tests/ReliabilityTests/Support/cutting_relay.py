@@ -12,8 +12,8 @@ dropped network. Nothing the server sends after a cut reaches that client: its a
 of stream (a 200 for the bytes it got, say) is dropped, as it would be on a dropped network, so a
 client never takes a cut upload for a complete one. What the server sent before the cut was
 forwarded in full before the reset. With `answered`, cuts wait until the server's first answer
-(the first request's 104) has been forwarded to the client: a cut then falls at the first chunk
-past its count after that. A new connection
+(the first request's 104) has been forwarded to the client and its kernel has acknowledged it: a
+cut then falls at the first chunk past its count after that. A new connection
 is forwarded only once the server has closed the cut one (it has read everything). So
 `clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
 again that the server already had would show there. Socket buffers are kept small (256 KiB).
@@ -21,12 +21,14 @@ RELAY_DEBUG=1 logs request and response heads to standard error.
 Prints `PORT <n>` and serves until its standard input closes (or SIGTERM); then it writes
 {"clientBytes", "connections", "cutsDone", "unsettled"} as JSON to <stats-file>.
 """
+import fcntl
 import json
 import os
 import signal
 import socket
 import struct
 import sys
+import termios
 import threading
 import time
 
@@ -114,6 +116,19 @@ def client_to_server(client, upstream, cuts, answered, connection):
         reset(client)
 
 
+def delivered(client):
+    """Waits (at most 2 s) until the client's kernel has acknowledged everything sent to it
+    (SIOCOUTQ 0): handed to the kernel is not yet received, and a cut's reset may overtake
+    segments still queued on another CPU, which the client's kernel then drops."""
+    outq = bytearray(4)
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        fcntl.ioctl(client.fileno(), termios.TIOCOUTQ, outq)
+        if struct.unpack("i", outq)[0] == 0:
+            return
+        time.sleep(0.0005)
+
+
 def server_to_client(client, upstream, answered, connection):
     try:
         while True:
@@ -127,7 +142,9 @@ def server_to_client(client, upstream, answered, connection):
                 if DEBUG:
                     sys.stderr.write("<- %r\n" % data[:300])
                 client.sendall(data)
-            answered.set()
+            if not answered.is_set():
+                delivered(client)
+                answered.set()
     except OSError:
         pass
 

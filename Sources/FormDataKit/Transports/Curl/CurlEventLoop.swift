@@ -329,6 +329,7 @@ final class CurlEventLoop: @unchecked Sendable {
         while ccurl_multi_next_done(multi, &easy, &code) == 1 {
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
+            transfer.reportUnreadInterimResponses(code: code)
             if let jarWrite = transfer.exchangeEnded() {
                 finish(EndedTransfer(transfer: transfer, code: code), after: jarWrite)
                 continue

@@ -46,6 +46,8 @@ enum CurlOption {
     static let prereqFunction = functionPoint + 312
     static let sockoptFunction = functionPoint + 148
     static let sockoptData = objectPoint + 149
+    static let closeSocketFunction = functionPoint + 208
+    static let closeSocketData = objectPoint + 209
     static let prereqData = objectPoint + 313
     static let noSignal = long + 99
     static let acceptEncoding = objectPoint + 102

@@ -48,11 +48,15 @@ final class CurlTransfer {
     /// buffer larger than libcurl's default.
     private var reusable = false
     /// Requests libcurl has begun on a connection for this transfer, and whether a final answer
-    /// (a status of 200 or more) arrived since the last began (``CurlTransfer/guardAgainstRepeats``).
+    /// (a status of 200 or more) arrived since the last began (``CurlTransfer/watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
     var requestsBegun = 0
     var answeredSinceRequestBegan = false
     /// The transfer ended because libcurl would have sent an unsafe request a second time.
     var refusedRepeat = false
+    /// Whether a repeat of an unanswered request ends the transfer (``watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
+    var guardsRepeats = false
+    /// The connection a resumable upload's request began on, watched (``UnreadAtClose``).
+    var watchedConnection: UnreadAtClose.Connection?
 
     init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: CurlBodyBytes?) {
         self.send = send
@@ -66,6 +70,7 @@ final class CurlTransfer {
 
     deinit {
         readAhead?.cancel()
+        if let watchedConnection { _ = UnreadAtClose.shared.take(watchedConnection) }
         if let easy { ccurl_easy_cleanup(easy) }
         if let headerList { ccurl_slist_free_all(headerList) }
         errorBuffer.deallocate()
@@ -178,10 +183,16 @@ final class CurlTransfer {
         check(CurlOption.xferInfoFunction, ccurl_easy_setopt_xferinfo_callback(easy, CurlOption.xferInfoFunction, curlProgressCallback))
         check(CurlOption.xferInfoData, ccurl_easy_setopt_pointer(easy, CurlOption.xferInfoData, context))
 
+        // Every connection closes through the watch (it keeps the callback of the handle that
+        // opened it); a resumable upload watches the connection its request begins on.
+        check(
+            CurlOption.closeSocketFunction,
+            ccurl_easy_setopt_closesocket_callback(easy, CurlOption.closeSocketFunction, curlCloseSocketCallback))
         let method = request.method.uppercased()
         let keyed = request.header(IdempotencyKey.headerName) != nil
-        if !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed) {
-            guardAgainstRepeats(easy: easy, set: set, check: check)
+        let guards = !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed)
+        if guards || request.network.resumesInterruptedUploads {
+            watchRequestsBeginning(easy: easy, guardsRepeats: guards, set: set, check: check)
         }
         var hasContentType = false
         var list: UnsafeMutableRawPointer?
@@ -240,9 +251,9 @@ final class CurlTransfer {
 
     /// One header line: a status line starts a new head (a 100 Continue or an authentication
     /// round each have their own); an empty line ends it.
-    fileprivate func receiveHeader(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
+    func receiveHeader(_ raw: UnsafeRawBufferPointer) -> Int {
         // Byte-level: this runs for every header line of every response.
-        let raw = UnsafeRawBufferPointer(start: bytes, count: count)
+        let count = raw.count
         var end = count
         while end > 0, raw[end - 1] == 0x0A || raw[end - 1] == 0x0D { end -= 1 }
         let line = UnsafeRawBufferPointer(rebasing: raw[0..<end])
@@ -348,7 +359,8 @@ private let curlWriteCallback: ccurl_data_callback = { buffer, size, count, user
 
 private let curlHeaderCallback: ccurl_data_callback = { buffer, size, count, userdata in
     guard let buffer, let userdata else { return 0 }
-    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().receiveHeader(buffer, count: size * count)
+    let line = UnsafeRawBufferPointer(start: buffer, count: size * count)
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().receiveHeader(line)
 }
 
 private let curlProgressCallback: ccurl_xferinfo_callback = { userdata, _, downloaded, _, uploaded in
