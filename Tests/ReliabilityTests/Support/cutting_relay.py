@@ -13,7 +13,8 @@ of stream (a 200 for the bytes it got, say) is dropped, as it would be on a drop
 client never takes a cut upload for a complete one. What the server sent before the cut was
 forwarded in full before the reset. With `answered`, cuts wait until the server's first answer
 (the first request's 104) has been forwarded to the client and its kernel has acknowledged it: a
-cut then falls at the first chunk past its count after that. A new connection
+cut then falls at the first chunk past its count after that, and until then no chunk after the
+first is forwarded (so a cut always falls inside the body, however late the answer). A new connection
 is forwarded only once the server has closed the cut one (it has read everything). So
 `clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
 again that the server already had would show there. Socket buffers are kept small (256 KiB).
@@ -101,6 +102,9 @@ def client_to_server(client, upstream, cuts, answered, connection):
                 if DEBUG and b"HTTP/1.1\r\n" in data[:200]:
                     sys.stderr.write("%d: %r\n" % (state["clientBytes"], data[:400]))
                 upstream.sendall(data)
+                # With `answered`, nothing more goes until the server's first answer has reached
+                # the client: the body cannot all pass before the 104 does, so a cut always falls.
+                answered.wait(10)
             if cut_now:
                 # The server gets every byte forwarded, then end of stream; the next connection
                 # waits until the server has read it all and closed (settled), so that bytes the
