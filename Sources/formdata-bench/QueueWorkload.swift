@@ -8,6 +8,11 @@ import Foundation
 /// ``DiscardReceiver``. Each row's time is the wall time of its process (start-up included); the
 /// driver checks that the receiver read every request completely, the child that every answer
 /// was 200. The target: the queue at least as fast as curl, in the same run.
+///
+/// Beside them, each tool's fixed cost per process, in the same rounds: the same child and the
+/// same curl with ONE upload (start-up, the first connection, one 1 MiB upload, exit). A line
+/// after the target compares the two rows less their tool's fixed cost (what the other uploads
+/// added): information on where a gap lies, never the target.
 enum QueueWorkload {
     static let name = "W8 queue"
     static let ours = "FormDataKit NetworkQueue (8 at a time)"
@@ -21,8 +26,9 @@ enum QueueWorkload {
         defer { receiver.stop() }
         let url = "http://127.0.0.1:\(receiver.port)/upload"
         let workload = "\(name), \(uploads)× 1 MiB, \(width) at a time"
+        let fixedCostWorkload = "\(name), 1× 1 MiB (a process's fixed cost)"
         let hasCurl = toolExists("curl")
-        func row(_ tool: String, _ note: String) -> ResultRow {
+        func row(_ tool: String, _ note: String, workload: String = workload, uploads: Int = uploads) -> ResultRow {
             ResultRow(
                 workload: workload, tool: tool, bytes: uploads * fileBytes, seconds: [], peakRSSKiB: 0, note: note,
                 reference: hasCurl ? peer : nil)
@@ -31,7 +37,12 @@ enum QueueWorkload {
             MeasuredCase(
                 row: row(ours, "one process: \(uploads) FormDataRequests added to one queue, go(), wait; wall time incl. start-up"),
                 timing: .wallClock, command: [selfPath, "--child", "queue", url, String(uploads), String(width), file],
-                requests: uploads)
+                requests: uploads),
+            MeasuredCase(
+                row: row(
+                    ours, "the same child with one upload: start-up, one connection, one upload, exit",
+                    workload: fixedCostWorkload, uploads: 1),
+                timing: .wallClock, command: [selfPath, "--child", "queue", url, "1", String(width), file], requests: 1),
         ]
         if let comparedBuild {
             cases.append(
@@ -49,6 +60,13 @@ enum QueueWorkload {
                     row: row(peer, "ref; one curl, --parallel --parallel-max \(width), one config file, no Expect: 100-continue"),
                     timing: .wallClock,
                     command: ["curl", "-sS", "--fail", "--parallel", "--parallel-max", String(width), "-K", config], requests: uploads))
+            let oneConfig = "\(directory.path)/queue-one.curlrc"
+            try one.write(toFile: oneConfig, atomically: true, encoding: .utf8)
+            cases.append(
+                MeasuredCase(
+                    row: row(peer, "ref; the same curl with one upload", workload: fixedCostWorkload, uploads: 1),
+                    timing: .wallClock,
+                    command: ["curl", "-sS", "--fail", "--parallel", "--parallel-max", String(width), "-K", oneConfig], requests: 1))
         } else {
             report.checks.append("\(workload) · curl: skipped (install curl for this row)")
         }
@@ -61,14 +79,30 @@ enum QueueWorkload {
         }
         let rows = cases.map(\.finishedRow)
         report.rows += rows
-        if let mine = rows.first(where: { $0.tool == ours }), let other = rows.first(where: { $0.tool == peer }),
-            mine.medianSeconds > 0, other.medianSeconds > 0
-        {
+        func measured(_ tool: String, _ workload: String) -> ResultRow? {
+            rows.first { $0.tool == tool && $0.workload == workload && $0.medianSeconds > 0 }
+        }
+        if let mine = measured(ours, workload), let other = measured(peer, workload) {
             let ratio = other.medianSeconds / mine.medianSeconds
             report.checks.append(
                 String(format: "Target (%@): %@ ≥ 1.0× %@: %.2f× — %@", workload, ours, peer, ratio, ratio >= 1.0 ? "met" : "NOT met")
                     + roundRatios(other, mine) { $0 >= 1.0 })
+            if let myFixed = measured(ours, fixedCostWorkload), let otherFixed = measured(peer, fixedCostWorkload) {
+                report.checks.append(fixedCostLine(mine: mine, myFixed: myFixed, other: other, otherFixed: otherFixed))
+            }
         }
+    }
+
+    /// The information line: both rows less their tool's fixed cost per process, and the ratio.
+    static func fixedCostLine(mine: ResultRow, myFixed: ResultRow, other: ResultRow, otherFixed: ResultRow) -> String {
+        let myRest = mine.medianSeconds - myFixed.medianSeconds
+        let otherRest = other.medianSeconds - otherFixed.medianSeconds
+        var line = String(
+            format: "Information (%@): fixed cost of a process (one upload) %.1f ms against %@'s %.1f ms; "
+                + "the rest (the other uploads) %.3f against %.3f s",
+            mine.workload, myFixed.medianSeconds * 1000, peer, otherFixed.medianSeconds * 1000, myRest, otherRest)
+        if myRest > 0, otherRest > 0 { line += String(format: " = %.2f× (not the target)", otherRest / myRest) }
+        return line
     }
 
     /// The child: `queue URL COUNT WIDTH FILE` — COUNT requests of one field and the file added
