@@ -120,9 +120,10 @@ package enum FormEncoder {
                 sizes.append(nil)
                 continue
             }
-            // Checked in full when added (a kernel file system's file is refused there); each
-            // read checks the opened file in full again, so the build leaves out the statfs.
-            let size = try FileInspection.regularFileSize(at: path, checkingFileSystem: field.sizeWhenAdded == nil)
+            // Checked in full when added (a kernel file system's file and an unreadable one are
+            // refused there); each read opens the file and checks it in full again, so the build
+            // leaves out the statfs and the access.
+            let size = try FileInspection.regularFileSize(at: path, inFull: field.sizeWhenAdded == nil)
             if let expected = field.sizeWhenAdded, size != expected {
                 throw .fileChanged(path: path, expectedSize: expected, actualSize: size)
             }
@@ -140,10 +141,10 @@ package enum FormEncoder {
             parts.append(.value(name: field.name, content: .text(field.value)))
         }
         for (field, knownSize) in zip(form.files, fileSizes) {
-            _ = try IANACharset.encode(field.name, encoding, field: field.name, role: .name)
-            _ = try IANACharset.encode(field.fileName, encoding, field: field.name, role: .fileName)
+            try IANACharset.requireEncodable(field.name, encoding, field: field.name, role: .name)
+            try IANACharset.requireEncodable(field.fileName, encoding, field: field.name, role: .fileName)
             try HeaderParameterEscaping.requireSafeHeaderValue(field.contentType, field: field.name)
-            _ = try IANACharset.encode(field.contentType, encoding, field: field.name, role: .contentType)
+            try IANACharset.requireEncodable(field.contentType, encoding, field: field.name, role: .contentType)
             let content: MultipartPart.Content
             switch field.content {
             case .data(let data):

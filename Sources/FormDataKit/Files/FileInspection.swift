@@ -18,11 +18,12 @@ package enum FileInspection {
     /// whose U+FFFD stand for bytes that were not UTF-8 in a file's name is
     /// ``FormDataError/fileNameNotUTF8(path:)``, naming the file by its real bytes.
     ///
-    /// With `checkingFileSystem` false, the `statfs(2)` for kernel file systems is left out: for a
-    /// file checked in full when it was added, whose every read opens it and checks the open
-    /// descriptor in full (``regularFileSize(descriptor:path:)``); a form's build checks its
-    /// files on every send.
-    package static func regularFileSize(at path: String, checkingFileSystem: Bool = true) throws(FormDataError) -> UInt64 {
+    /// With `inFull` false, the `statfs(2)` for kernel file systems and the `access(2)` for
+    /// readability are left out: for a file checked in full when it was added, whose every read
+    /// opens it (a file made unreadable since fails there, ``FormDataError/fileUnreadable(path:errno:)``)
+    /// and checks the open descriptor in full (``regularFileSize(descriptor:path:)``); a form's
+    /// build checks its files on every send, as ASIHTTPRequest sized them when it built a body.
+    package static func regularFileSize(at path: String, inFull: Bool = true) throws(FormDataError) -> UInt64 {
         if let seam = OpenedFileRange.openSeam.current, seam.blocks(path), seam.stats(path) { seam.wait(path) }
         var info = stat()
         // `withCString`: a String passed straight to a C function is copied into a new array first.
@@ -32,10 +33,10 @@ package enum FileInspection {
             throw OpenedFileRange.openError(path: path, errno: code)
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
-        if let kind = kind(ofMode: info.st_mode) ?? (checkingFileSystem ? pseudoFileSystemKind(path: path, device: info.st_dev) : nil) {
+        if let kind = kind(ofMode: info.st_mode) ?? (inFull ? pseudoFileSystemKind(path: path, device: info.st_dev) : nil) {
             throw .notARegularFile(path: path, kind: kind)
         }
-        guard path.withCString({ access($0, R_OK) }) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
+        guard !inFull || path.withCString({ access($0, R_OK) }) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
         return UInt64(info.st_size)
     }
 

@@ -19,7 +19,7 @@ package final class OpenedFileRange {
     /// A test seam that stands for a file system whose opens of some paths wait: which paths
     /// (asked without waiting, by a read that must not wait), and what an open of one does (on the
     /// thread that opens it: a test blocks there); with ``stats``, a `stat` of one by
-    /// ``FileInspection/regularFileSize(at:checkingFileSystem:)`` (a form's build) waits too. Only
+    /// ``FileInspection/regularFileSize(at:inFull:)`` (a form's build) waits too. Only
     /// its paths are affected, so tests that run beside one using it are not. Nil outside tests.
     package struct OpenSeam: Sendable {
         /// Whether an open of the path waits.

@@ -126,6 +126,22 @@ struct EdgeCaseTests {
         }
     }
 
+    @Test(
+        "A file made unreadable after it was added: the build sizes it (no second access check), the send fails naming it",
+        .enabled(if: geteuid() != 0, "root can read anything"))
+    func unreadableAfterAdd() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("secret.txt", "s")
+        // Port 9 (discard): nothing listens; the small body is read before any connection.
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
+        request.transport = CurlTransport.shared
+        try request.addFile(path, forKey: "f")
+        chmod(path, 0)
+        try request.buildPostBody()
+        #expect(request.startSynchronous() == .internalErrorWhileBuilding(underlying: .fileUnreadable(path: path, errno: EACCES)))
+    }
+
     @Test("A file deleted after it was added: typed error at build, nothing left on disk")
     func fileDeletedBeforeBuild() throws {
         let scratch = try Scratch()

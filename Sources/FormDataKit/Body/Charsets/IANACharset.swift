@@ -78,6 +78,17 @@ package enum IANACharset {
         return string.data(using: encoding, allowLossyConversion: false)
     }
 
+    /// Throws ``FormDataError/unencodableString(field:role:encoding:)`` naming the field unless
+    /// `string` can be written in `encoding` (checked without keeping the bytes: every string is
+    /// UTF-8, and ASCII text is ASCII in every ASCII-compatible encoding).
+    package static func requireEncodable(
+        _ string: String, _ encoding: String.Encoding, field: String, role: FormDataError.FieldRole
+    ) throws(FormDataError) {
+        if encoding == .utf8 { return }
+        if isASCIICompatible(encoding), string.utf8.allSatisfy({ $0 < 0x80 }) { return }
+        _ = try encode(string, encoding, field: field, role: role)
+    }
+
     /// `string` in `encoding`, or ``FormDataError/unencodableString(field:role:encoding:)`` naming the field.
     package static func encode(
         _ string: String, _ encoding: String.Encoding, field: String, role: FormDataError.FieldRole
