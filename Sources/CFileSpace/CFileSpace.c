@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #endif
 #include <errno.h>
@@ -88,6 +89,15 @@ int cfilespace_name_thread(const char *name) {
     return pthread_setname_np(pthread_self(), kept);
 #else
     (void)name;
+    return ENOSYS;
+#endif
+}
+
+int cfilespace_prefer_throughput(void) {
+#if defined(__linux__)
+    struct sched_param parameter = { .sched_priority = 0 };
+    return pthread_setschedparam(pthread_self(), SCHED_BATCH, &parameter);
+#else
     return ENOSYS;
 #endif
 }

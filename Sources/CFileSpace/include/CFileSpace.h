@@ -35,6 +35,12 @@ uint32_t cfilespace_device_major(uint64_t device);
 /// module does not expose it). Returns 0, or an error number (other platforms: ENOSYS).
 int cfilespace_name_thread(const char *name);
 
+/// Marks the calling thread as background throughput work (Linux: SCHED_BATCH, sched(7)): when
+/// another thread wakes it, it does not preempt that thread; it runs on an idle core, or when the
+/// waker's time slice ends or it sleeps. Its nice value is unchanged. Returns 0, or an error
+/// number (other platforms: ENOSYS).
+int cfilespace_prefer_throughput(void);
+
 /// Makes a pipe for a body read ahead (Linux: pipe2(2), both ends non-blocking and
 /// close-on-exec), its capacity raised towards `capacity` bytes (F_SETPIPE_SZ; the system may
 /// give less, or keep its default). Stores the read end in `ends[0]` and the write end in

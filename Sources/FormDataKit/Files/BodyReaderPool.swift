@@ -1,3 +1,6 @@
+#if os(Linux)
+import CFileSpace
+#endif
 import Foundation
 
 /// The process's few threads that read bodies from disk, so a transport's own thread (the curl
@@ -85,6 +88,11 @@ package final class BodyReaderPool: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             // Named from the thread itself, so the system sees it (ps, /proc/…/comm; at most 15 bytes).
             ThreadName.setCurrent("FDK.BodyReader")
+            // Background work: a worker woken by the transport's thread (a pipe half read)
+            // does not preempt it, on a machine with as few cores as threads busy.
+            #if os(Linux)
+            _ = cfilespace_prefer_throughput()
+            #endif
             work(number)
         }
     }

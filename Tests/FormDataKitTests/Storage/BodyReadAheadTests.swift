@@ -124,4 +124,19 @@ struct BodyReadAheadTests {
         #expect(ran.wait(timeout: .now() + 5) == .success)
         stuck.signal()
     }
+
+    #if os(Linux)
+    @Test("a worker runs as background work (SCHED_BATCH): woken by the transport's thread, it does not preempt it")
+    func workerIsBatchScheduled() {
+        let pool = BodyReaderPool(baseWorkers: 1, maximumWorkers: 1)
+        let policy = Locked<Int32>(-1)
+        let ran = DispatchSemaphore(value: 0)
+        pool.submit {
+            policy.withLock { $0 = sched_getscheduler(0) }
+            ran.signal()
+        }
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+        #expect(policy.current == 3)  // SCHED_BATCH (sched(7)); SCHED_OTHER is 0
+    }
+    #endif
 }
