@@ -13,11 +13,14 @@ fuzz_one() {
   local log="$work/$target.log"
   # FuzzReceiver's server finishes each connection on its own threads after the input returns
   # (the handler thread, NIO's close): LeakSanitizer's check after each input would report what
-  # is still in flight. AddressSanitizer stays on; -rss_limit_mb bounds real growth.
-  local extra=()
-  if [ "$target" = FuzzReceiver ]; then extra=(-detect_leaks=0); fi
+  # is still in flight, and so would its check at exit, which libFuzzer's -detect_leaks=0 leaves
+  # on (a CI run at dc71ec7 failed on it: 113 bytes allocated in NIO's HTTPServerPipelineHandler
+  # errorCaught for the last input, reported at exit). ASAN_OPTIONS turns both off for this
+  # target only; AddressSanitizer's memory checks stay on, and -rss_limit_mb bounds real growth.
+  local extra=() asan="${ASAN_OPTIONS:-}"
+  if [ "$target" = FuzzReceiver ]; then extra=(-detect_leaks=0); asan="${asan:+$asan:}detect_leaks=0"; fi
   # Output to a file, not a pipe (libFuzzer with a pipe on stdout can hang in some harnesses).
-  if "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -artifact_prefix="$work/" "${extra[@]}" \
+  if ASAN_OPTIONS="$asan" "$BIN/$target" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -artifact_prefix="$work/" "${extra[@]}" \
       "$work/corpus" "Corpus/$corpus" > "$log" 2>&1; then
     echo 0 > "$work/status"
   else
