@@ -64,8 +64,9 @@ struct ReceiverDeadlineAndRecordingTests {
                 let first = client.readHead(timeout: 10)
                 return (first, client.readUntilClosed(timeout: 10))
             }
-            #expect(first.statuses == [200])
-            #expect(after.closed)
+            // What came, and whether the receiver had closed, say which side was late if this fails.
+            #expect(first.statuses == [200], "\(first.text.debugDescription), closed: \(first.closed)")
+            #expect(after.closed, "\(after.text.debugDescription)")
             #expect(after.statuses.isEmpty, "\(after.text.debugDescription)")
         }
     }
