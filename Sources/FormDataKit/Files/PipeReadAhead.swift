@@ -14,7 +14,7 @@ import Glibc
 ///
 /// Bounded: the pipe holds at most its capacity (up to ``pipeCapacityLimit``); a worker that
 /// finds it full stops, and the next read that leaves it at most half full queues the next fill.
-/// At most ``Budget/shared``'s limit of pipes exist at once (two descriptors each):
+/// At most ``ReadAheadBudget/pipes``' limit of pipes exist at once (two descriptors each):
 /// ``make(source:pool:budget:onReady:)`` says nil beyond that, or when the system gives no pipe,
 /// and the caller uses a ``BodyReadAhead``.
 ///
@@ -32,30 +32,8 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     /// The most file parts of a body sent this way (their files stay open until its last byte).
     package static let maximumFiles = 8
 
-    /// How many pipe read-aheads may be alive at once.
-    package final class Budget: Sendable {
-        /// The budget every send uses: 16 pipes (32 descriptors, at most 16 MiB of pipe).
-        package static let shared = Budget(limit: 16)
-        /// The most alive at once.
-        package let limit: Int
-        private let alive = Locked(0)
-
-        /// A budget of `limit` pipes.
-        package init(limit: Int) { self.limit = limit }
-
-        /// The pipe read-aheads alive now.
-        package var count: Int { alive.current }
-
-        fileprivate func take() -> Bool {
-            alive.withLock { count in
-                guard count < limit else { return false }
-                count += 1
-                return true
-            }
-        }
-
-        fileprivate func give() { alive.withLock { $0 -= 1 } }
-    }
+    /// How many pipe read-aheads may be alive at once (``ReadAheadBudget/pipes`` by default).
+    package typealias Budget = ReadAheadBudget
 
     /// A pipe's two ends, closed together when the last holder lets go: a worker still writing
     /// holds it, so its write never meets a closed read end.
@@ -105,23 +83,25 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
     private var failure: FormDataError?
 
     /// A pipe read-ahead of `source` on `pool`, or nil when `budget` has no pipe left or the
-    /// system gives none. `onReady` is called (with this read-ahead) on a worker thread when a
-    /// read that said ``BodyReadAhead/ReadResult/wouldBlock`` can go on.
+    /// system gives none; its reads start at byte `offset` of the body. `onReady` is called (with
+    /// this read-ahead) on a worker thread when a read that said
+    /// ``BodyReadAhead/ReadResult/wouldBlock`` can go on.
     package static func make(
-        source: BodySource, pool: BodyReaderPool = .shared, budget: Budget = .shared,
+        source: BodySource, pool: BodyReaderPool = .shared, budget: Budget = .pipes, from offset: UInt64 = 0,
         onReady: @escaping @Sendable (PipeReadAhead) -> Void
     ) -> PipeReadAhead? {
         let files = source.segments.count { if case .file = $0.content { true } else { false } }
         guard files <= maximumFiles, budget.take() else { return nil }
-        guard let pipe = Pipe(for: source.length) else {
+        guard let pipe = Pipe(for: source.length - min(offset, source.length)) else {
             budget.give()
             return nil
         }
-        return PipeReadAhead(source: source, pipe: pipe, pool: pool, budget: budget, onReady: onReady)
+        return PipeReadAhead(source: source, pipe: pipe, pool: pool, budget: budget, offset: offset, onReady: onReady)
     }
 
     private init(
-        source: BodySource, pipe: Pipe, pool: BodyReaderPool, budget: Budget, onReady: @escaping @Sendable (PipeReadAhead) -> Void
+        source: BodySource, pipe: Pipe, pool: BodyReaderPool, budget: Budget, offset: UInt64,
+        onReady: @escaping @Sendable (PipeReadAhead) -> Void
     ) {
         self.source = source
         self.pool = pool
@@ -129,7 +109,7 @@ package final class PipeReadAhead: ReadAheadBody, @unchecked Sendable {
         self.onReady = onReady
         self.pipe = pipe
         consumerPipe = pipe
-        writer = PipeBodyWriter(source: source, from: 0)
+        writer = PipeBodyWriter(source: source, from: offset)
     }
 
     deinit { budget.give() }

@@ -5,19 +5,39 @@ import Foundation
 // callbacks themselves (on the event loop's thread, inside libcurl's calls).
 
 extension CurlTransfer {
-    /// Starts reading `source` ahead: through a pipe (Linux; file parts moved, not copied), else
-    /// in two chunks of `chunkSize` bytes. When bytes arrive for a paused transfer, the event
-    /// loop resumes it on its own thread.
+    /// Starts reading `source` ahead (``makeReadAhead(of:from:chunkSize:onReady:)``). When bytes
+    /// arrive for a paused transfer, the event loop resumes it on its own thread.
+    /// A body whose files were opened where it was built (``CachedPagesReadAhead``) is read from
+    /// cached pages on this thread, the pool taking over from the first page that is not.
     func startReadAhead(of source: BodySource, chunkSize: Int, easy: UnsafeMutableRawPointer) {
         let key = UInt(bitPattern: easy)
         let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
             loop?.resume(easy: key, readAhead: readAhead)
         }
         #if os(Linux)
-        if !source.isInMemory { readAhead = PipeReadAhead.make(source: source, onReady: resume) }
+        if let opened = send.takeOpenedBody() {
+            opened.start(onReady: resume) { offset, relay in
+                Self.makeReadAhead(of: source, from: offset, chunkSize: chunkSize, onReady: relay)
+            }
+            readAhead = opened
+            return
+        }
         #endif
-        if readAhead == nil { readAhead = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: resume) }
+        readAhead = Self.makeReadAhead(of: source, from: 0, chunkSize: chunkSize, onReady: resume)
         readAhead?.prefetch()
+    }
+
+    /// A read-ahead of `source` from byte `offset` on the reader pool: through a pipe (Linux;
+    /// file parts moved, not copied), else in two chunks of `chunkSize` bytes.
+    private static func makeReadAhead(
+        of source: BodySource, from offset: UInt64, chunkSize: Int, onReady: @escaping @Sendable (any ReadAheadBody) -> Void
+    ) -> any ReadAheadBody {
+        #if os(Linux)
+        if !source.isInMemory, let pipe = PipeReadAhead.make(source: source, from: offset, onReady: onReady) { return pipe }
+        #endif
+        let chunks = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: onReady)
+        if offset > 0 { chunks.restart(at: offset) }
+        return chunks
     }
 
     /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it

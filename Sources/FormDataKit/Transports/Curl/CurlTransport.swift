@@ -295,8 +295,15 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
                 }
                 if !loop.start(send) { send.complete(Self.stoppedError) }
             }
-        } else if !eventLoop.start(send) {
-            send.complete(Self.stoppedError)
+        } else {
+            #if os(Linux)
+            // A larger body with file parts: its files opened here, where it was built, and read
+            // from cached pages by the transfer (a read-ahead on the pool takes over if one is not).
+            if let source = request.body.segments, !source.isInMemory, BodyBuildingThread.isCurrent {
+                send.open(CachedPagesReadAhead.open(source))
+            }
+            #endif
+            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
         }
     }
 }
