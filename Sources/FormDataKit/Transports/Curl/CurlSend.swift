@@ -50,7 +50,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     #if os(Linux)
     /// Reads the body from `opened`'s files (before the exchange starts).
-    func open(_ opened: CachedPagesReadAhead?) { openedBody = opened }
+    func open(_ opened: CachedPagesReadAhead) { openedBody = opened }
 
     /// The opened body, for the first transfer that asks (event loop thread).
     func takeOpenedBody() -> CachedPagesReadAhead? {

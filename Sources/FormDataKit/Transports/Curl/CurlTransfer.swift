@@ -138,11 +138,12 @@ final class CurlTransfer {
             // A quarter of the body, and a fair share of four configured buffers among the
             // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
             // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
-            // A body sent from memory (`POSTFIELDS`, small) gets room for all of it: above
-            // 64 KiB libcurl sends it after the head in one piece, not in 64 KiB pieces with a
-            // round of the loop between them.
+            // A small body (up to 128 KiB: from memory, `POSTFIELDS`, or from cached pages) gets
+            // room for all of it: above 64 KiB libcurl sends it after the head in one piece, not
+            // in 64 KiB pieces with a round of the loop between them.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
-            let wholeOrQuarter = bodyBytes.map { ($0.count + 0x3FFF) & ~0x3FFF } ?? Int(clamping: length / 4)
+            let whole = bodyBytes?.count ?? (length <= CurlTransport.smallBodyLimit ? Int(length) : nil)
+            let wholeOrQuarter = whole.map { ($0 + 0x3FFF) & ~0x3FFF } ?? Int(clamping: length / 4)
             let wanted = min(wholeOrQuarter, share)
             uploadBuffer = max(defaultUploadBuffer, min(configuration.uploadBufferSize, wanted))
             // Setting it, even to the default, makes libcurl allocate the buffer anew.

@@ -211,6 +211,11 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// exchange starts (never on the transport's thread). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
+    /// The most body bytes libcurl writes with the head from `POSTFIELDS` (its
+    /// `MAX_INITIAL_POST_SIZE`): a body with file parts above it goes from cached pages when it can
+    /// (``CachedPagesReadAhead``), as the head goes out alone either way. 64 KiB.
+    static let postFieldsWithHeadLimit: UInt64 = 64 << 10
+
     /// The unsent bytes a resumable upload's connection keeps in the kernel at most
     /// (`TCP_NOTSENT_LOWAT`): without it Linux lets several MiB wait there, all lost and sent
     /// again when the connection is cut. 128 KiB.
@@ -269,19 +274,28 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         return send
     }
 
-    /// Starts `send`: its small body read first (where it was built when the system holds its
-    /// files in memory, else on the reader pool); a large body is read ahead by its transfer.
+    /// Starts `send`. A body with file parts started where it was built, above 64 KiB, is read
+    /// from the files' cached pages by its transfer (their opens here; ``CachedPagesReadAhead``,
+    /// Linux); one up to 128 KiB is otherwise read whole first (here when the system holds its
+    /// files in memory, else on the reader pool) and sent from memory; a larger one is read ahead
+    /// by its transfer on the reader pool.
     private func begin(_ send: CurlSend) {
         let request = send.request
+        let fileBody = request.body.segments.flatMap { $0.isInMemory ? nil : $0 }
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
-        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit,
-            BodyBuildingThread.isCurrent, let bytes = CurlBodyBytes.readWithoutWaiting(source)
+        } else if let source = fileBody, source.length > Self.postFieldsWithHeadLimit, BodyBuildingThread.isCurrent,
+            openCachedPages(of: source, for: send)
+        {
+            // Above what libcurl writes with the head, no reason to read it all before the first byte goes.
+            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
+        } else if let source = fileBody, source.length <= Self.smallBodyLimit, BodyBuildingThread.isCurrent,
+            let bytes = CurlBodyBytes.readWithoutWaiting(source)
         {
             // Started where the body was built, its files already in memory: read here, no hand-off.
             send.preload(bytes)
             if !eventLoop.start(send) { send.complete(Self.stoppedError) }
-        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit {
+        } else if let source = fileBody, source.length <= Self.smallBodyLimit {
             // A small body with file parts is read whole on the reader pool first, then sent
             // from memory: no read-ahead hand-offs (a pause and a resume) per small form.
             let loop = eventLoop
@@ -295,15 +309,19 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
                 }
                 if !loop.start(send) { send.complete(Self.stoppedError) }
             }
-        } else {
-            #if os(Linux)
-            // A larger body with file parts: its files opened here, where it was built, and read
-            // from cached pages by the transfer (a read-ahead on the pool takes over if one is not).
-            if let source = request.body.segments, !source.isInMemory, BodyBuildingThread.isCurrent {
-                send.open(CachedPagesReadAhead.open(source))
-            }
-            #endif
-            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
+        } else if !eventLoop.start(send) {
+            send.complete(Self.stoppedError)
         }
+    }
+
+    /// Whether `source`'s files were opened for `send` to read from their cached pages (Linux).
+    private func openCachedPages(of source: BodySource, for send: CurlSend) -> Bool {
+        #if os(Linux)
+        guard let opened = CachedPagesReadAhead.open(source) else { return false }
+        send.open(opened)
+        return true
+        #else
+        return false
+        #endif
     }
 }
