@@ -21,10 +21,12 @@ package enum DeferredClose {
 
     private static let pending = Locked(Pending())
 
-    /// Closes `descriptor`, open on the file at `path`, now — or on a reader-pool worker when
-    /// called on a transport's event thread.
-    package static func close(_ descriptor: Int32, file path: String) {
+    /// Closes `descriptor`, open on the file at `path`, now — or, when called on a transport's
+    /// event thread, by the caller that opened it for its own send once it leaves the loop
+    /// (`caller`, ``CallersFiles``), else on a reader-pool worker.
+    package static func close(_ descriptor: Int32, file path: String, caller: CallersFiles? = nil) {
         guard TransportEventThread.isCurrent else { return closeNow(descriptor, file: path) }
+        if let caller, caller.take(descriptor, file: path) { return }
         let submit = pending.withLock { state -> Bool in
             state.files.append((descriptor, path))
             defer { state.queued = true }
@@ -41,7 +43,8 @@ package enum DeferredClose {
         for file in batch { closeNow(file.descriptor, file: file.path) }
     }
 
-    private static func closeNow(_ descriptor: Int32, file path: String) {
+    /// Closes `descriptor` on the calling thread (never on a transport's event thread).
+    static func closeNow(_ descriptor: Int32, file path: String) {
         if let seam = OpenedFileRange.openSeam.current, seam.blocks(path), seam.closes(path) { seam.wait(path) }
         closeDescriptor(descriptor)
     }

@@ -15,6 +15,8 @@ package final class OpenedFileRange {
     package private(set) var consumed: UInt64 = 0
     /// Whether `O_NONBLOCK` has been taken off the descriptor (before a splice).
     private var blocking = false
+    /// The caller that opened the file for its own send, before driving the loop (nil otherwise).
+    private let caller = CallersFiles.current
 
     /// A test seam that stands for a file system whose opens of some paths wait: which paths
     /// (asked without waiting, by a read that must not wait), and what an open of one does (on the
@@ -66,8 +68,9 @@ package final class OpenedFileRange {
         // file (all that gets past checkSize) ignore it on disk file systems (see `read`).
     }
 
-    /// Closed here, or on the reader pool when let go on a transport's event thread.
-    deinit { DeferredClose.close(descriptor, file: range.path) }
+    /// Closed here, or when let go on a transport's event thread by the caller that opened it
+    /// (once it leaves the loop) or on the reader pool (``DeferredClose``).
+    deinit { DeferredClose.close(descriptor, file: range.path, caller: caller) }
 
     /// Bytes of the range not yet read.
     package var remaining: UInt64 { range.length - consumed }

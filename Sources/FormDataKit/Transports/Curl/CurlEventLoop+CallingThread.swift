@@ -14,7 +14,10 @@ extension CurlEventLoop {
         wait.onFinish { [weak self] in self?.wakeSleepingCaller() }
         let caller = Self.currentThread
         lock.withLock { _ = arrivingCallers.insert(caller) }
-        start()
+        // The files `start` opens for this send are closed by this thread after the loop.
+        let ownFiles = CallersFiles()
+        defer { ownFiles.closeTaken() }
+        ownFiles.collect(start)
         let claimed = lock.withLock { () -> Bool in
             arrivingCallers.remove(caller)
             guard !wait.isFinished, !stopped, !stopRequested, owner == .nobody else {

@@ -45,7 +45,7 @@ final class CurlTransfer {
     /// The file the jar is written to, if any.
     var cookieJarFile: String?
     /// Whether the handle can serve another transfer after a reset: not when it holds an upload
-    /// buffer larger than libcurl's default.
+    /// buffer larger than a small body's 128 KiB (the event loop keeps up to 16 handles).
     private var reusable = false
     /// Requests libcurl has begun on a connection for this transfer, and whether a final answer
     /// (a status of 200 or more) arrived since the last began (``CurlTransfer/watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
@@ -149,7 +149,7 @@ final class CurlTransfer {
             // Setting it, even to the default, makes libcurl allocate the buffer anew.
             if uploadBuffer != defaultUploadBuffer { set(CurlOption.uploadBufferSize, uploadBuffer) }
         }
-        reusable = uploadBuffer == defaultUploadBuffer
+        reusable = uploadBuffer <= Int(CurlTransport.smallBodyLimit)
         // A resumed upload's append: on a connection of its own, so that libcurl never re-sends
         // it by itself (it rewinds and retries a request whose reused connection died before
         // any answer, which would repeat a stale Upload-Offset).
