@@ -1,7 +1,8 @@
-/// A body read ahead of the thread that sends it, so that thread never touches a file: what
+/// A body read for the thread that sends it, so that thread never waits for a file: what
 /// ``CurlTransport``'s read callback reads from. ``BodyReadAhead`` copies the body through two
 /// chunks of memory; ``PipeReadAhead`` (Linux) moves it through a pipe, its file parts without a
-/// copy.
+/// copy; ``CachedPagesReadAhead`` (Linux) copies the files' cached pages on the sending thread
+/// itself, handing over to one of the others at the first page that would wait.
 ///
 /// ``read(into:capacity:)`` and ``restart(at:)`` are called on one thread (the transport's, or the
 /// caller's driving it); ``cancel()`` from any.
