@@ -15,7 +15,10 @@ forwarded in full before the reset. With `answered`, cuts wait until the server'
 (the first request's 104) has been forwarded to the client and its kernel has acknowledged it: a
 cut then falls at the first chunk past its count after that, and until then no chunk after the
 first is forwarded (so a cut always falls inside the body, however late the answer). A new connection
-is forwarded only once the server has closed the cut one (it has read everything). So
+is forwarded, and nothing more goes to the server on a kept-alive one, only once the server has
+closed the cut one (it has read everything): an offset request (a `HEAD` on a kept-alive
+connection) never overtakes the cut connection's last bytes, which Apple's handler would count
+after answering it (then a `409` to the append, and the upload forgotten). So
 `clientBytes`, the bytes forwarded, are the bytes the server received: anything the client sent
 again that the server already had would show there. Socket buffers are kept small (256 KiB).
 RELAY_DEBUG=1 logs request and response heads to standard error.
@@ -80,6 +83,7 @@ class Connection:
 
 
 def client_to_server(client, upstream, cuts, answered, connection):
+    cut_now = False
     try:
         while True:
             data = client.recv(65536)
@@ -87,11 +91,16 @@ def client_to_server(client, upstream, cuts, answered, connection):
                 upstream.shutdown(socket.SHUT_WR)
                 return
             with lock:
+                # Nothing goes to the server, on any connection (a kept-alive one too), while it
+                # has not yet read and closed a cut one: an offset request must see every byte
+                # forwarded before the cut counted.
+                settled.wait_for(lambda: state["unsettled"] == 0, timeout=10)
                 cut_now = False
                 if cuts and state["clientBytes"] + len(data) >= cuts[0] and answered.is_set():
                     data = data[: max(0, cuts[0] - state["clientBytes"])]
                     cuts.pop(0)
                     state["cutsDone"] += 1
+                    state["unsettled"] += 1
                     cut_now = True
                 state["clientBytes"] += len(data)
             if cut_now:
@@ -106,11 +115,9 @@ def client_to_server(client, upstream, cuts, answered, connection):
                 # the client: the body cannot all pass before the 104 does, so a cut always falls.
                 answered.wait(10)
             if cut_now:
-                # The server gets every byte forwarded, then end of stream; the next connection
-                # waits until the server has read it all and closed (settled), so that bytes the
-                # relay forwarded are never lost in the server's buffers.
-                with lock:
-                    state["unsettled"] += 1
+                # The server gets every byte forwarded, then end of stream; everything else waits
+                # until the server has read it all and closed (settled; counted at the cut), so
+                # that bytes the relay forwarded are never lost in the server's buffers.
                 upstream.shutdown(socket.SHUT_WR)
                 reset(client)
                 threading.Thread(target=settle, args=(upstream,), daemon=True).start()
@@ -118,6 +125,11 @@ def client_to_server(client, upstream, cuts, answered, connection):
     except OSError:
         reset(upstream)
         reset(client)
+        if cut_now:
+            # Cut, but failed before its settle began: nothing is left to wait for.
+            with settled:
+                state["unsettled"] -= 1
+                settled.notify_all()
 
 
 def delivered(client):
