@@ -303,11 +303,15 @@ final class CurlTransfer {
         zip(name, "set-cookie".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
-    /// The exchange has ended (on the event loop's thread): the last bytes on the wire are
-    /// reported, and when the responses set cookies the jar is checked against its limits. With a
-    /// jar file, what writes it is returned instead: the loop runs it on the reader pool and
-    /// completes the send after it.
+    /// The exchange has ended (on the event loop's thread): the body's read-ahead is let go (its
+    /// files' closes are handed on before the send completes, so a synchronous caller that
+    /// opened them closes them before it returns: ``CallersFiles``), the last bytes on the wire
+    /// are reported, and when the responses set cookies the jar is checked against its limits.
+    /// With a jar file, what writes it is returned instead: the loop runs it on the reader pool
+    /// and completes the send after it.
     func exchangeEnded() -> CookieJarFileWrite? {
+        readAhead?.cancel()
+        readAhead = nil
         if let report = uploadReports.ended(now: SendTimer.now) {
             send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
         }
