@@ -82,6 +82,19 @@ public struct BodySource: Sendable, Equatable {
     /// An empty body.
     public static let empty = BodySource(segments: [])
 
+    /// Where byte `offset` of the body falls: the segment (past the ones before it; a segment the
+    /// offset starts stays, even an empty file) and the offset within it. An offset at or past
+    /// the end gives the segment count (or the last empty segment) and what is left over.
+    package func position(of offset: UInt64) -> (segment: Int, offsetInSegment: UInt64) {
+        var skip = min(offset, length)
+        var index = 0
+        while index < segments.count, skip > 0, skip >= segments[index].length {
+            skip -= segments[index].length
+            index += 1
+        }
+        return (index, skip)
+    }
+
     /// Whether every segment is in memory (no file is read).
     public var isInMemory: Bool {
         segments.allSatisfy { if case .bytes = $0.content { return true } else { return false } }

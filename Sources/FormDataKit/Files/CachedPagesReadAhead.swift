@@ -162,13 +162,7 @@ package final class CachedPagesReadAhead: ReadAheadBody, @unchecked Sendable {
             (state.running, state.failure, state.passed) = (false, nil, nil)
         }
         verified = nil
-        var skip = min(offset, source.length)
-        var index = 0
-        while index < source.segments.count, skip > 0, skip >= source.segments[index].length {
-            skip -= source.segments[index].length
-            index += 1
-        }
-        (segment, offsetInSegment) = (index, skip)
+        (segment, offsetInSegment) = source.position(of: offset)
     }
 
     /// Stops: no more `onReady`, and a fallback stops too.

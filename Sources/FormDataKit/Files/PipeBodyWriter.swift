@@ -62,15 +62,7 @@ struct PipeBodyWriter {
         self.source = source
         self.splices = splices
         self.offset = min(offset, source.length)
-        var skip = self.offset
-        var index = 0
-        // Past the segments before the offset; one the offset starts (even an empty file) stays.
-        while index < source.segments.count, skip > 0, skip >= source.segments[index].length {
-            skip -= source.segments[index].length
-            index += 1
-        }
-        segment = index
-        offsetInSegment = skip
+        (segment, offsetInSegment) = source.position(of: offset)
     }
 
     /// Writes into the pipe `pipe` (of `capacity` bytes) until it is full, a pipe's worth has
