@@ -92,15 +92,24 @@ struct CachedPagesReadAheadTests {
         ])
         let ready = DispatchSemaphore(value: 0)
         let readAhead = try Self.open(source, ready: ready)
-        // The evicted file was opened before it was dropped: drop its pages again now.
-        _ = try evicted.evictFromMemory()
+        // Opened, then dropped from memory again (the open reads none of it). Nothing probes it
+        // before the drain: a read that misses starts the kernel's readahead, which could bring
+        // the file back before the drain got there.
+        guard try evicted.evictFromMemory() else { return Self.noteNotEvicted() }
+        #expect(try Drain.drain(readAhead, ready: ready, capacity: 64 << 10).get() == source.readAll())
+        #expect(readAhead.handedOver)
         // A body whose first file page is not in memory is not opened here at all.
+        guard try evicted.evictFromMemory() else { return Self.noteNotEvicted() }
         let evictedFirst = BodySource(segments: [
             BodySegment(.file(FileRange(path: evicted.path, length: 2 << 20, expectedFileSize: 2 << 20)))
         ])
         #expect(CachedPagesReadAhead.open(evictedFirst, budget: ReadAheadBudget(limit: 1)) == nil)
-        #expect(try Drain.drain(readAhead, ready: ready, capacity: 64 << 10).get() == source.readAll())
-        #expect(readAhead.handedOver)
+    }
+
+    /// Records (under `.ci/run`) or prints that the system kept a file in memory it was asked to drop.
+    static func noteNotEvicted() {
+        let note = "the system kept the scratch file in memory after POSIX_FADV_DONTNEED: nothing here would wait"
+        if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
     }
 
     @Test("a file cut short or grown after it was opened fails the read, naming it and its size, before its last bytes go")
