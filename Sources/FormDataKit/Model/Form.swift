@@ -65,9 +65,12 @@ public struct Form: Sendable, Equatable {
     public private(set) var values: [FormValueField] = []
     /// The file and data fields, in the order added.
     public private(set) var files: [FormFileField] = []
-    /// How many value fields have each name: `setValue` with a new name only appends (100,000
-    /// distinct names are set in linear time, not quadratic).
-    private var valueNameCounts: [String: Int] = [:]
+    /// How many value fields have each name, once the form has more than ``countedAbove`` of
+    /// them: `setValue` with a new name then only appends (100,000 distinct names are set in
+    /// linear time, not quadratic); a small form is searched instead (no table to allocate).
+    private var valueNameCounts: [String: Int]?
+    /// Above this many value fields, their names are counted in ``valueNameCounts``.
+    private static let countedAbove = 8
 
     /// An empty form.
     public init() {}
@@ -80,8 +83,13 @@ public struct Form: Sendable, Equatable {
     ///   - value: the value, as text.
     ///   - name: the field's name (duplicates allowed).
     public mutating func addValue(_ value: String, forName name: String) {
+        if values.capacity == 0 { values.reserveCapacity(Self.countedAbove / 2) }
         values.append(FormValueField(name: name, value: value))
-        valueNameCounts[name, default: 0] += 1
+        if valueNameCounts != nil {
+            valueNameCounts![name, default: 0] += 1
+        } else if values.count > Self.countedAbove {
+            valueNameCounts = values.reduce(into: [:]) { counts, field in counts[field.name, default: 0] += 1 }
+        }
     }
 
     /// Removes every value field named `name`, then appends this one.
@@ -89,9 +97,11 @@ public struct Form: Sendable, Equatable {
     ///   - value: the value, as text.
     ///   - name: the field's name.
     public mutating func setValue(_ value: String, forName name: String) {
-        if valueNameCounts[name] != nil {
+        if valueNameCounts == nil {
             values.removeAll { $0.name == name }
-            valueNameCounts[name] = nil
+        } else if valueNameCounts?[name] != nil {
+            values.removeAll { $0.name == name }
+            valueNameCounts?[name] = nil
         }
         addValue(value, forName: name)
     }

@@ -127,6 +127,38 @@ struct EdgeCaseTests {
     }
 
     @Test(
+        "A file whose owner may not read it is refused at add time, whatever its group and other bits allow",
+        .enabled(if: geteuid() != 0, "root can read anything"))
+    func ownerMayNotRead() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        let path = try scratch.write("secret.txt", "s")
+        // The owner's bits decide for the owner: `addFile` takes the owner's read bit as enough
+        // (no access(2)), so a file readable by the others only must still reach access(2).
+        chmod(path, 0o044)
+        #expect(throws: FormDataError.fileUnreadable(path: path, errno: EACCES)) {
+            try FormDataRequest(url: anyURL).addFile(path, forKey: "f")
+        }
+        chmod(path, 0o400)
+        try FormDataRequest(url: anyURL).addFile(path, forKey: "f")
+    }
+
+    @Test("Only the owner's read bit, for a process that is the owner and not set-user-ID, leaves access(2) out")
+    func ownerReadBitRule() {
+        let owner: uid_t = 1000
+        let other: uid_t = 1001
+        #expect(FileInspection.ownerMayRead(mode: S_IFREG | 0o400, owner: owner, realUser: owner, effectiveUser: owner))
+        #expect(FileInspection.ownerMayRead(mode: S_IFREG | 0o600, owner: owner, realUser: owner, effectiveUser: owner))
+        // Group and others may read, the owner may not: access(2) decides (and refuses).
+        #expect(!FileInspection.ownerMayRead(mode: S_IFREG | 0o044, owner: owner, realUser: owner, effectiveUser: owner))
+        // Someone else's file, even readable by all: access(2) decides.
+        #expect(!FileInspection.ownerMayRead(mode: S_IFREG | 0o444, owner: other, realUser: owner, effectiveUser: owner))
+        // A set-user-ID process: access(2) answers for the real user.
+        #expect(!FileInspection.ownerMayRead(mode: S_IFREG | 0o400, owner: owner, realUser: other, effectiveUser: owner))
+        #expect(!FileInspection.ownerMayRead(mode: S_IFREG | 0o400, owner: owner, realUser: owner, effectiveUser: other))
+    }
+
+    @Test(
         "A file made unreadable after it was added: the build sizes it (no second access check), the send fails naming it",
         .enabled(if: geteuid() != 0, "root can read anything"))
     func unreadableAfterAdd() throws {

@@ -24,6 +24,25 @@ struct FormSetValueTests {
         #expect(form == same)
     }
 
+    @Test("The rule holds across the switch from searching a small form to counting names (duplicates counted)")
+    func ruleAcrossTheSwitch() {
+        var form = Form()
+        form.addValue("1", forName: "a")
+        form.addValue("2", forName: "a")
+        for index in 0..<6 { form.addValue("\(index)", forName: "n\(index)") }
+        form.setValue("3", forName: "a")  // 7 values: still searched
+        #expect(form.values.filter { $0.name == "a" }.map(\.value) == ["3"])
+        form.addValue("4", forName: "a")
+        form.addValue("5", forName: "a")  // 9 values: counted from here, two of them "a"
+        form.addValue("6", forName: "b")
+        form.setValue("7", forName: "a")
+        #expect(form.values.filter { $0.name == "a" }.map(\.value) == ["7"])
+        form.setValue("8", forName: "b")
+        form.setValue("9", forName: "a")
+        #expect(form.values.map(\.name) == ["n0", "n1", "n2", "n3", "n4", "n5", "b", "a"])
+        #expect(form.values.map(\.value).suffix(2) == ["8", "9"])
+    }
+
     @Test("10,000 distinct names set one after another: every one kept, in order")
     func manyDistinctNames() {
         var form = Form()

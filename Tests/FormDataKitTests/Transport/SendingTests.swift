@@ -180,4 +180,23 @@ struct SendingTests {
             #expect(receiver.lastRequest?.header("User-Agent") == FormDataRequest.defaultUserAgentString)
         }
     }
+
+    @Test("curl: a caller's headers reach the wire as given — an empty value, a long one, many of them")
+    func headerLinesOverCurl() async throws {
+        try await Support.withReceiver { receiver in
+            let request = FormDataRequest(url: receiver.url("/headers"))
+            request.transport = CurlTransport.shared
+            request.timeOutSeconds = Support.patientTimeout
+            request.setPostValue("1", forKey: "a")
+            let long = String(repeating: "v", count: 6000)
+            request.addRequestHeader("X-Empty", value: "")
+            request.addRequestHeader("X-Long", value: long)
+            for index in 0..<40 { request.addRequestHeader("X-N\(index)", value: "é \(index)") }
+            _ = try await request.start()
+            let seen = try #require(receiver.lastRequest)
+            #expect(seen.header("X-Empty") == "")
+            #expect(seen.header("X-Long") == long)
+            #expect((0..<40).allSatisfy { seen.header("X-N\($0)") == "é \($0)" })
+        }
+    }
 }

@@ -19,6 +19,28 @@ enum CurlLibrary {
 
     /// libcurl's text for result code `code`.
     static func describe(_ code: Int32) -> String { String(cString: ccurl_easy_strerror(code)) }
+
+    /// `list` with the header line `name: value` appended (`name;` for an empty value: libcurl
+    /// removes a header given as `name:`). The line is written on the stack for libcurl to copy,
+    /// not into a new string per header and send. Names and values were validated (no NUL, CR or LF).
+    static func appendHeader(name: String, value: String, to list: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+        let nameCount = name.utf8.count
+        let valueCount = value.utf8.count
+        let count = nameCount + (valueCount == 0 ? 1 : 2 + valueCount) + 1
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { line in
+            var at = 0
+            func write(_ text: String) {
+                at += UnsafeMutableBufferPointer(rebasing: line[at...]).initialize(from: text.utf8).1
+            }
+            write(name)
+            write(valueCount == 0 ? ";" : ": ")
+            write(value)
+            line[at] = 0
+            return line.baseAddress.flatMap { start in
+                start.withMemoryRebound(to: CChar.self, capacity: count) { ccurl_slist_append(list, $0) }
+            }
+        }
+    }
 }
 
 /// `CURLoption` numbers (type base + index, as `curl.h` computes them).

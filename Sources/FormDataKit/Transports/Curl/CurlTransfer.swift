@@ -203,9 +203,7 @@ final class CurlTransfer {
         var list: UnsafeMutableRawPointer?
         for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {
             if header.name.equalsIgnoringASCIICase("Content-Type") { hasContentType = true }
-            // "Name;" sends a header with an empty value ("Name:" would remove it).
-            let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
-            list = line.withCString { ccurl_slist_append(list, $0) }
+            list = CurlLibrary.appendHeader(name: header.name, value: header.value, to: list)
         }
         if let bytes = bodyBytes {
             set(CurlOption.post, 1)
