@@ -158,10 +158,17 @@ extension FormDataRequest {
                         underlying: UnderlyingError(
                             domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
             }
-            var headers: [(name: String, value: String)] = state.effectiveHeaders
-                .filter { !$0.key.equalsIgnoringASCIICase("Content-Length") }
-                .sorted { $0.key < $1.key }
-                .map { (name: $0.key, value: $0.value) }
+            // The caller's headers with the build's over them (``RequestState/effectiveHeaders``),
+            // Content-Length left to the transport, by name: put together in one array.
+            let built = state.built?.headers ?? []
+            var headers: [(name: String, value: String)] = []
+            headers.reserveCapacity(state.requestHeaders.count + built.count + 4)
+            for (name, value) in state.requestHeaders where !built.contains(where: { $0.name == name }) {
+                headers.append((name: name, value: value))
+            }
+            headers += built
+            headers.removeAll { $0.name.equalsIgnoringASCIICase("Content-Length") }
+            headers.sort { $0.name < $1.name }
             func has(_ name: String) -> Bool {
                 headers.contains { $0.name.equalsIgnoringASCIICase(name) }
             }

@@ -69,9 +69,11 @@ package enum MIMETypes {
 
     /// The MIME type for the file name or path `name`, falling back to `application/octet-stream`.
     package static func type(forFileName name: String) -> String {
-        let last = name.lastIndex(of: "/").map { name[name.index(after: $0)...] } ?? name[...]
-        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return fallback }
-        let ext = String(last[last.index(after: dot)...])
+        // By bytes: "/" and "." are ASCII, and a search by Character costs a grapheme break check per step.
+        let bytes = name.utf8
+        let lastStart = bytes.lastIndex(of: UInt8(ascii: "/")).map { bytes.index(after: $0) } ?? bytes.startIndex
+        guard let dot = bytes[lastStart...].lastIndex(of: UInt8(ascii: ".")), dot != lastStart else { return fallback }
+        let ext = String(name[bytes.index(after: dot)...])
         return ext.isEmpty ? fallback : (type(forExtension: ext) ?? fallback)
     }
 

@@ -37,6 +37,7 @@ struct BuiltBody: Sendable {
     /// ``FormDataRequest/requestHeaders``): `Content-Type`, `Content-Length`, `Content-Encoding`.
     var headers: [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
+        out.reserveCapacity(3)
         if let contentType { out.append(("Content-Type", contentType)) }
         if postLength > 0 {
             out.append(("Content-Length", String(postLength)))

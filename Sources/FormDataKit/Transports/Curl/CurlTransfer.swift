@@ -277,7 +277,8 @@ final class CurlTransfer {
             statusCode = digits == 3 ? code : 0
             while index < line.count, isBlank(line[index]) { index += 1 }
             reasonPhrase = index < line.count ? text(index..<line.count) : nil
-            headerLines = []
+            headerLines.removeAll(keepingCapacity: true)
+            headerLines.reserveCapacity(8)  // one allocation for a usual head, not one per doubling
         } else if line.isEmpty {
             if statusCode >= 200 {
                 answeredSinceRequestBegan = true
@@ -336,6 +337,7 @@ final class CurlTransfer {
     /// The response headers, a repeated name joined with `, `.
     var headers: [String: String] {
         var joined: [String: String] = [:]
+        joined.reserveCapacity(headerLines.count)
         for (name, value) in headerLines {
             if let existing = joined[name] { joined[name] = existing + ", " + value } else { joined[name] = value }
         }
