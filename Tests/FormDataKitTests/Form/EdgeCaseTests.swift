@@ -115,27 +115,17 @@ struct EdgeCaseTests {
         #expect(FormDataError.fileNotFound(path: "/x").description == "No file exists at /x")
     }
 
-    @Test("An unreadable file is refused at add time", .enabled(if: geteuid() != 0, "root can read anything"))
-    func unreadableFile() throws {
-        let scratch = try Scratch()
-        defer { scratch.cleanup() }
-        let path = try scratch.write("secret.txt", "s")
-        chmod(path, 0)
-        #expect(throws: FormDataError.fileUnreadable(path: path, errno: EACCES)) {
-            try FormDataRequest(url: anyURL).addFile(path, forKey: "f")
-        }
-    }
-
+    /// Mode 0: nobody may read it. 0o044: the group and the others may, the owner may not — the
+    /// owner's bits decide for the owner, and `addFile` takes only the owner's read bit as enough
+    /// without `access(2)`, so this file must still reach it and be refused.
     @Test(
-        "A file whose owner may not read it is refused at add time, whatever its group and other bits allow",
-        .enabled(if: geteuid() != 0, "root can read anything"))
-    func ownerMayNotRead() throws {
+        "An unreadable file is refused at add time, whatever its group and other bits allow",
+        .enabled(if: geteuid() != 0, "root can read anything"), arguments: [mode_t(0), mode_t(0o044)])
+    func unreadableFile(mode: mode_t) throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         let path = try scratch.write("secret.txt", "s")
-        // The owner's bits decide for the owner: `addFile` takes the owner's read bit as enough
-        // (no access(2)), so a file readable by the others only must still reach access(2).
-        chmod(path, 0o044)
+        chmod(path, mode)
         #expect(throws: FormDataError.fileUnreadable(path: path, errno: EACCES)) {
             try FormDataRequest(url: anyURL).addFile(path, forKey: "f")
         }
