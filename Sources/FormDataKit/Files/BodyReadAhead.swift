@@ -235,31 +235,6 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// A reader of `source` from byte `offset` on: the segments before it are skipped and the
     /// one it falls in is cut, so nothing is read to get there.
     static func reader(of source: BodySource, from offset: UInt64, chunkSize: Int) -> BodyReader {
-        guard offset > 0 else { return source.makeReader(chunkSize: chunkSize) }
-        var skip = offset
-        var rest: [BodySegment] = []
-        for segment in source.segments {
-            let length = segment.length
-            if skip >= length {
-                skip -= length
-                continue
-            }
-            if skip == 0 {
-                rest.append(segment)
-                continue
-            }
-            switch segment.content {
-            case .bytes(let data):
-                rest.append(
-                    BodySegment(
-                        .bytes(data.subdata(in: (data.startIndex + Int(skip))..<data.endIndex)), partContentType: segment.partContentType))
-            case .file(let range):
-                let cut = FileRange(
-                    path: range.path, offset: range.offset + skip, length: range.length - skip, expectedFileSize: range.expectedFileSize)
-                rest.append(BodySegment(.file(cut), partContentType: segment.partContentType))
-            }
-            skip = 0
-        }
-        return BodySource(segments: rest).makeReader(chunkSize: chunkSize)
+        offset > 0 ? source.suffix(from: offset).makeReader(chunkSize: chunkSize) : source.makeReader(chunkSize: chunkSize)
     }
 }

@@ -192,34 +192,3 @@ extension TransportRequest.Body {
         }
     }
 }
-
-extension BodySource {
-    /// The source from byte `offset` on: whole segments before it dropped, the one it falls in
-    /// cut (a file range starts later in its file).
-    package func suffix(from offset: UInt64) -> BodySource {
-        var skip = offset
-        var out: [BodySegment] = []
-        for segment in segments {
-            let length = segment.length
-            if skip >= length {
-                skip -= length
-                continue
-            }
-            guard skip > 0 else {
-                out.append(segment)
-                continue
-            }
-            switch segment.content {
-            case .bytes(let data):
-                let start = data.startIndex + Int(skip)
-                out.append(BodySegment(.bytes(data.subdata(in: start..<data.endIndex)), partContentType: segment.partContentType))
-            case .file(let range):
-                let cut = FileRange(
-                    path: range.path, offset: range.offset + skip, length: range.length - skip, expectedFileSize: range.expectedFileSize)
-                out.append(BodySegment(.file(cut), partContentType: segment.partContentType))
-            }
-            skip = 0
-        }
-        return BodySource(segments: out)
-    }
-}
