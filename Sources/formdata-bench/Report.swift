@@ -84,5 +84,11 @@ struct Report {
 func roundRatios(_ numerator: ResultRow, _ denominator: ResultRow, meets: (Double) -> Bool) -> String {
     let ratios = zip(numerator.seconds, denominator.seconds).filter { $0.0 > 0 && $0.1 > 0 }.map { $0.0 / $0.1 }
     guard ratios.count > 1, let low = ratios.min(), let high = ratios.max() else { return "" }
-    return String(format: " (rounds: %.2f–%.2f×, met in %d of %d)", low, high, ratios.filter(meets).count, ratios.count)
+    // The median of the rounds' own ratios: each pair ran in the same minute, so a machine that
+    // speeds up or slows down over the run moves it less than the ratio of the two medians.
+    let sorted = ratios.sorted()
+    let middle = sorted.count / 2
+    let median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    return String(
+        format: " (rounds: median %.2f×, %.2f–%.2f×, met in %d of %d)", median, low, high, ratios.filter(meets).count, ratios.count)
 }
