@@ -95,33 +95,26 @@ public struct BodySource: Sendable, Equatable {
         return (index, skip)
     }
 
-    /// The source from byte `offset` on: whole segments before it dropped, the one it falls in
-    /// cut (a file range starts later in its file).
+    /// The source from byte `offset` on (``position(of:)``): the segments before it dropped, the
+    /// one it falls in cut (a file range starts later in its file), every later one kept — an
+    /// empty file's too, so a read from an offset checks its size as a read from the start does.
     package func suffix(from offset: UInt64) -> BodySource {
-        var skip = offset
-        var out: [BodySegment] = []
-        for segment in segments {
-            let length = segment.length
-            if skip >= length {
-                skip -= length
-                continue
-            }
-            guard skip > 0 else {
-                out.append(segment)
-                continue
-            }
+        let (index, skip) = position(of: offset)
+        guard index < segments.count else { return .empty }
+        var rest = Array(segments[index...])
+        if skip > 0 {
+            let segment = rest[0]
             switch segment.content {
             case .bytes(let data):
                 let start = data.startIndex + Int(skip)
-                out.append(BodySegment(.bytes(data.subdata(in: start..<data.endIndex)), partContentType: segment.partContentType))
+                rest[0] = BodySegment(.bytes(data.subdata(in: start..<data.endIndex)), partContentType: segment.partContentType)
             case .file(let range):
                 let cut = FileRange(
                     path: range.path, offset: range.offset + skip, length: range.length - skip, expectedFileSize: range.expectedFileSize)
-                out.append(BodySegment(.file(cut), partContentType: segment.partContentType))
+                rest[0] = BodySegment(.file(cut), partContentType: segment.partContentType)
             }
-            skip = 0
         }
-        return BodySource(segments: out)
+        return BodySource(segments: rest)
     }
 
     /// Whether every segment is in memory (no file is read).
