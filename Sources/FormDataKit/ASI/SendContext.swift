@@ -58,6 +58,15 @@ final class SendContext: @unchecked Sendable {
 
     /// Builds the body, reports the start and starts the driver.
     func begin() {
+        // A transport that reads the files right here takes the descriptors its build opened.
+        if request.transport is any ReadsBodyWhereStarted {
+            FilesOpenedByBuild.collect { buildAndStart() }
+        } else {
+            buildAndStart()
+        }
+    }
+
+    private func buildAndStart() {
         if request.sending.withLock({ $0.current.cancelRequested }) {
             finish(.failure(.cancelled), bodyFile: nil)
             return

@@ -18,28 +18,17 @@ package final class CallersFiles: @unchecked Sendable {
     }
 
     private let state = Locked(State())
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        guard pthread_key_create(&key, nil) == 0 else { fatalError("pthread_key_create failed") }
-        return key
-    }()
+    private static let scope = ThreadScopedObject<CallersFiles>()
 
     /// An empty list, open for closes.
     package init() {}
 
     /// Runs `work` (the caller's start of its send) with every file opened in it on this thread
     /// given to this list (``OpenedFileRange`` asks ``current``).
-    package func collect(_ work: () -> Void) {
-        let previous = pthread_getspecific(Self.key)
-        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
-        defer { pthread_setspecific(Self.key, previous) }
-        work()
-    }
+    package func collect(_ work: () -> Void) { Self.scope.run(with: self, work) }
 
     /// The list files opened on this thread now belong to (inside ``collect(_:)``), or nil.
-    package static var current: CallersFiles? {
-        pthread_getspecific(key).map { Unmanaged<CallersFiles>.fromOpaque($0).takeUnretainedValue() }
-    }
+    package static var current: CallersFiles? { scope.current }
 
     /// Takes the close of `descriptor` (open on `path`) for the caller; false once the caller
     /// has closed what it took (then the close goes elsewhere).

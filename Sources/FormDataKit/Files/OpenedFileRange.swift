@@ -49,12 +49,18 @@ package final class OpenedFileRange {
     /// The test seam (nil outside tests).
     package static let openSeam = Locked<OpenSeam?>(nil)
 
-    /// Opens `range.path` and checks that it is a regular file of the recorded size.
+    /// Opens `range.path` and checks that it is a regular file of the recorded size — or takes
+    /// the descriptor this send's build opened and checked for it (``FilesOpenedByBuild``).
     ///
     /// The file is opened non-blocking, so a FIFO put in its place cannot block the open; it is
     /// then refused (``FormDataError/notARegularFile(path:kind:)``), as are devices and sockets.
     package init(_ range: FileRange) throws(FormDataError) {
         self.range = range
+        if let descriptor = FilesOpenedByBuild.current?.take(path: range.path, expectedSize: range.expectedFileSize) {
+            // Opened and checked a moment ago by this send's build, on this thread.
+            self.descriptor = descriptor
+            return
+        }
         if let seam = Self.openSeam.current, seam.blocks(range.path), !seam.closes(range.path) { seam.wait(range.path) }
         let fd = range.path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
@@ -123,22 +129,33 @@ package final class OpenedFileRange {
         }
     }
 
-    /// Reads the rest of the range into `buffer` (room for ``remaining`` bytes) only from what the
-    /// system already holds in memory, never waiting for a disk or a network (`preadv2` with
-    /// `RWF_NOWAIT`). Returns false when a read would have to wait, or the file system cannot
-    /// say (then some bytes may have been read: read the rest with ``read(into:)``); true once
-    /// the range is read and the file's size checked once more.
+    /// Reads the rest of the range into `buffer` (room for ``remaining`` bytes and one more) only
+    /// from what the system already holds in memory, never waiting for a disk or a network
+    /// (`preadv2` with `RWF_NOWAIT`). Returns false when a read would have to wait, or the file
+    /// system cannot say (then some bytes may have been read: read the rest with ``read(into:)``);
+    /// true once the range is read and the file's size checked once more.
+    ///
+    /// For a range that ends where the file did, that check is the last read itself: it asks for
+    /// one byte past the recorded end and must find the end there (the byte after the range may
+    /// be written); a read that finds more, or less, takes the file's size to report it. Else the
+    /// size is taken once the range is read.
     /// - Throws: as ``read(into:)``.
     package func readRestWithoutWaiting(into buffer: UnsafeMutableRawPointer) throws(FormDataError) -> Bool {
+        let endsAtFileEnd = range.offset + range.length == range.expectedFileSize
         while remaining > 0 {
-            let got = cfilespace_read_cached(descriptor, buffer + Int(consumed), Int64(remaining), Int64(range.offset + consumed))
+            let ask = remaining + (endsAtFileEnd ? 1 : 0)
+            let got = cfilespace_read_cached(descriptor, buffer + Int(consumed), Int64(ask), Int64(range.offset + consumed))
             if got == -Int64(EAGAIN) { return false }
             if got < 0 { throw .fileUnreadable(path: range.path, errno: Int32(-got)) }
-            if got == 0 {
+            if got == 0 || UInt64(got) > remaining {
+                // Shorter, or longer, than recorded: report its size now.
                 try checkSizeAgain()
-                throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: range.offset + consumed)
+                let reached = range.offset + consumed + min(UInt64(got), remaining + 1)
+                throw .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: reached)
             }
             consumed += UInt64(got)
+            // A read across the recorded end found it (fewer bytes than asked): the size is unchanged.
+            if remaining == 0, endsAtFileEnd, UInt64(got) < ask { return true }
         }
         try checkSizeAgain()
         return true

@@ -52,14 +52,15 @@ struct ReadWithoutWaitingTests {
         }
         defer { file.remove() }
         let opened = try OpenedFileRange(FileRange(path: file.path, length: 300_000, expectedFileSize: 300_000))
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_000, alignment: 16)
+        // Room for the range and one byte more (the read asks past the recorded end).
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_001, alignment: 16)
         defer { buffer.deallocate() }
         #expect(try !opened.readRestWithoutWaiting(into: buffer.baseAddress!))
         var filled = Int(opened.range.length - opened.remaining)
         while opened.remaining > 0 {
-            filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<300_000]))
         }
-        #expect(Data(buffer) == file.bytes)
+        #expect(Data(buffer[0..<300_000]) == file.bytes)
     }
 
     @Test("a file that changed size since the build fails the read, naming it, as a waiting read does")
@@ -70,9 +71,33 @@ struct ReadWithoutWaitingTests {
         let handle = try #require(FileHandle(forWritingAtPath: file.path))
         try handle.truncate(atOffset: 6_000)
         try handle.close()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 10_000, alignment: 16)
+        // Room for the range and one byte more (the read asks past the recorded end).
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 10_001, alignment: 16)
         defer { buffer.deallocate() }
         #expect(throws: FormDataError.fileChanged(path: file.path, expectedSize: 10_000, actualSize: 6_000)) {
+            _ = try opened.readRestWithoutWaiting(into: buffer.baseAddress!)
+        }
+    }
+
+    @Test(
+        "a range that ends at the file's end: its read asks one byte past it; a file grown since (by one byte or many) fails naming its size",
+        arguments: [1, 5_000])
+    func grownFileFails(growth: Int) throws {
+        guard let file = try ScratchBytes.readableWithoutWaiting(count: 10_000, seed: 8) else { return ScratchBytes.noteNoDirectory() }
+        defer { file.remove() }
+        let unchanged = try OpenedFileRange(FileRange(path: file.path, offset: 2_000, length: 8_000, expectedFileSize: 10_000))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 10_001, alignment: 16)
+        defer { buffer.deallocate() }
+        #expect(try unchanged.readRestWithoutWaiting(into: buffer.baseAddress!))
+        #expect(Data(buffer[0..<8_000]) == file.bytes[2_000...])
+        #expect(unchanged.remaining == 0)
+
+        let opened = try OpenedFileRange(FileRange(path: file.path, offset: 2_000, length: 8_000, expectedFileSize: 10_000))
+        let handle = try #require(FileHandle(forWritingAtPath: file.path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(repeating: 7, count: growth))
+        try handle.close()
+        #expect(throws: FormDataError.fileChanged(path: file.path, expectedSize: 10_000, actualSize: UInt64(10_000 + growth))) {
             _ = try opened.readRestWithoutWaiting(into: buffer.baseAddress!)
         }
     }

@@ -61,7 +61,8 @@ final class CurlBodyBytes: @unchecked Sendable {
             return nil
         }
         let count = Int(clamping: source.length)
-        let (memory, capacity) = ReadAheadMemory.shared.take(byteCount: max(count, 1))
+        // One byte more than the body: a file part's read asks one byte past its file's end.
+        let (memory, capacity) = ReadAheadMemory.shared.take(byteCount: count + 1)
         if readEverySegmentWithoutWaiting(of: source, into: memory, count: count) {
             return CurlBodyBytes(memory: memory, capacity: capacity, count: count)
         }

@@ -31,7 +31,7 @@ import Foundation
 /// libcurl is bound at run time (`libcurl.so.4` on Linux, which FoundationNetworking needs too),
 /// so no development package is needed to build. Where it cannot be loaded, ``isAvailable`` is
 /// false and ``FormDataRequest/defaultTransport`` falls back to ``URLSessionTransport``.
-public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
+public final class CurlTransport: FormDataTransport, CallerDrivenTransport, ReadsBodyWhereStarted {
     /// How a transport sends.
     public struct Configuration: Sendable, Equatable {
         /// Seconds allowed to connect (and finish a TLS handshake); 0 leaves libcurl's default
