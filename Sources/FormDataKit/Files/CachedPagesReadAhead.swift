@@ -16,8 +16,9 @@ import Glibc
 /// start. No read here ever waits for a disk or a network file system.
 ///
 /// Each file's size is checked once its range is read, before the range's last bytes go out:
-/// one more cached read across the recorded end of the file must find exactly its last byte (a
-/// file that grew, or shrank, fails the send with ``FormDataError/fileChanged(path:expectedSize:actualSize:)``;
+/// the range's last read asks one byte past the recorded end of the file when the sender's
+/// buffer has room, else one more cached read across that end must find exactly its last byte
+/// (a file that grew, or shrank, fails the send with ``FormDataError/fileChanged(path:expectedSize:actualSize:)``;
 /// when that read cannot tell, the file's size is taken on a worker). Bytes changed in place
 /// with the size unchanged, which no check can tell, may show in what is sent, as with any read.
 ///
@@ -200,16 +201,20 @@ package final class CachedPagesReadAhead: ReadAheadBody, @unchecked Sendable {
         case .file(let range):
             guard let file = files[index] else { return .wouldWait }
             if left == 0 { return endOfRange(range, file: file, copied: 0) }
-            let want = Int64(min(UInt64(capacity), left))
+            // With room in the buffer, the read of a range that ends where its file did asks one
+            // byte more: finding the end there is the size check (no probe after it).
+            let acrossEnd = UInt64(capacity) > left && range.offset + range.length == range.expectedFileSize && verified != index
+            let want = Int64(min(UInt64(capacity), left + (acrossEnd ? 1 : 0)))
             let got = cfilespace_read_cached(file.descriptor, buffer, want, Int64(range.offset + offsetInSegment))
             if got == -Int64(EAGAIN) { return .wouldWait }
             if got < 0 { return .failed(.fileUnreadable(path: range.path, errno: Int32(-got))) }
-            if got == 0 {
-                // Shorter than recorded: report its size now (taken on a worker).
-                let reached = range.offset + offsetInSegment
+            if got == 0 || UInt64(got) > left {
+                // Shorter, or longer, than recorded: report its size now (taken on a worker).
+                let reached = got == 0 ? range.offset + offsetInSegment : range.expectedFileSize + 1
                 return .checkOnWorker(definite: .fileChanged(path: range.path, expectedSize: range.expectedFileSize, actualSize: reached))
             }
             if UInt64(got) < left { return .copied(Int(got), segmentDone: false) }
+            if acrossEnd { return .copied(Int(got), segmentDone: true) }
             return endOfRange(range, file: file, copied: Int(got))
         }
     }
