@@ -8,7 +8,7 @@ package enum HeaderParameterEscaping {
     /// `value` with `"`, CR and LF percent-escaped.
     package static func escape(_ value: String) -> String {
         // These are ASCII bytes, which never occur inside a multi-byte UTF-8 sequence.
-        guard value.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return value }
+        guard value.containsUTF8Byte(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return value }
         var out = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -58,7 +58,7 @@ package enum HeaderParameterEscaping {
 
     /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` when `value` contains CR, LF or NUL.
     package static func requireSafeHeaderValue(_ value: String, field: String) throws(FormDataError) {
-        if value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+        if value.containsUTF8Byte(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
             throw .invalidHeaderValue(field: field, value: value)
         }
     }

@@ -45,12 +45,9 @@ package enum MultipartBoundary {
     /// Whether `boundary` is 1–70 of RFC 2046's boundary characters (letters, digits,
     /// `'()+_,-./:=?` and space, not last): it goes unquoted into `Content-Type`.
     package static func isValid(_ boundary: String) -> Bool {
-        let bytes = Array(boundary.utf8)
+        let bytes = boundary.utf8
         return (1...70).contains(bytes.count) && bytes.last != UInt8(ascii: " ")
-            && bytes.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || allowedPunctuation.contains(byte)
-            }
+            && !boundary.containsUTF8Byte { !boundaryBytes.contains($0) }
     }
 
     /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` unless ``isValid(_:)``.
@@ -58,7 +55,8 @@ package enum MultipartBoundary {
         if !isValid(boundary) { throw .invalidHeaderValue(field: "(multipart boundary)", value: boundary) }
     }
 
-    private static let allowedPunctuation = Set("'()+_,-./:=? ".utf8)
+    /// RFC 2046's `bchars`: letters, digits, `'()+_,-./:=?` and space.
+    private static let boundaryBytes = ASCIIByteSet(alphanumericsAnd: "'()+_,-./:=? ")
 
     /// A random (version 4) UUID in its uppercase 8-4-4-4-12 text form, from the system's
     /// random source: Foundation's `UUID()` opens and reads `/dev/urandom` each time on Linux.

@@ -23,9 +23,20 @@ package struct MultipartPart: Sendable {
         case file(FileRange)
     }
 
+    /// How a part's header lines are made.
+    package enum HeaderLines: Sendable {
+        /// `Content-Disposition: form-data; name="…"` (with `; filename="…"` when the part has
+        /// one), then `Content-Type: …` when it declares one: written from ``disposition`` and
+        /// ``contentType`` when the part is written, no header strings made before.
+        case formData
+        /// Exactly these lines, in order (AF's `appendPart(withHeaders:)`).
+        case exactly([MultipartHeader])
+    }
+
     /// The field name, for error messages.
     package var fieldName: String
-    package var headers: [MultipartHeader]
+    /// How the part's header lines are made (see ``headers``).
+    package var headerLines: HeaderLines
     package var content: Content
     /// The part's content type, when it declares one (used by adaptive compression).
     package var contentType: String?
@@ -33,15 +44,32 @@ package struct MultipartPart: Sendable {
     /// when the part is written; nil for headers a caller wrote (AF's `appendPart(withHeaders:)`).
     package var disposition: (name: String, fileName: String?)?
 
+    /// A part with exactly `headers`.
     package init(
         fieldName: String, headers: [MultipartHeader], content: Content, contentType: String?,
         disposition: (name: String, fileName: String?)? = nil
     ) {
         self.fieldName = fieldName
-        self.headers = headers
+        self.headerLines = .exactly(headers)
         self.content = content
         self.contentType = contentType
         self.disposition = disposition
+    }
+
+    /// The part's header lines, in order, as they are written.
+    package var headers: [MultipartHeader] {
+        switch headerLines {
+        case .exactly(let headers):
+            return headers
+        case .formData:
+            let (name, fileName) = disposition ?? (fieldName, nil)
+            var lines = [
+                MultipartHeader(
+                    name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName))
+            ]
+            if let contentType { lines.append(MultipartHeader(name: "Content-Type", value: contentType)) }
+            return lines
+        }
     }
 
     // MARK: - The part headers both façades write
@@ -53,12 +81,9 @@ package struct MultipartPart: Sendable {
     ///   - content: the value (text in the form's charset, or bytes).
     /// - Returns: the part.
     package static func value(name: String, content: Content) -> MultipartPart {
-        MultipartPart(
-            fieldName: name,
-            headers: [
-                MultipartHeader(name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: nil))
-            ],
-            content: content, contentType: nil, disposition: (name, nil))
+        var part = MultipartPart(fieldName: name, headers: [], content: content, contentType: nil, disposition: (name, nil))
+        part.headerLines = .formData
+        return part
     }
 
     /// A file part: `Content-Disposition: form-data; name="…"; filename="…"` and
@@ -70,13 +95,8 @@ package struct MultipartPart: Sendable {
     ///   - content: the bytes, or the file range that holds them.
     /// - Returns: the part.
     package static func file(name: String, fileName: String, contentType: String, content: Content) -> MultipartPart {
-        MultipartPart(
-            fieldName: name,
-            headers: [
-                MultipartHeader(
-                    name: "Content-Disposition", value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName)),
-                MultipartHeader(name: "Content-Type", value: contentType),
-            ],
-            content: content, contentType: contentType, disposition: (name, fileName))
+        var part = MultipartPart(fieldName: name, headers: [], content: content, contentType: contentType, disposition: (name, fileName))
+        part.headerLines = .formData
+        return part
     }
 }

@@ -56,20 +56,11 @@ package struct MultipartWriter {
                         fileName, encoding: builder.encoding, field: part.fieldName, role: .fileName)
                 }
             }
-            for header in part.headers {
-                // Content-Disposition carries the escaped name and filename (no CR or LF left);
-                // any other header value (a content type) must not break the header block.
-                if !header.name.equalsIgnoringASCIICase("Content-Disposition") {
-                    try HeaderParameterEscaping.requireSafeHeaderValue(header.value, field: part.fieldName)
-                } else if header.value.utf8.contains(0) {
-                    // A NUL in a name or filename: parsers cut the string there (C strings), so
-                    // the part would arrive under another name. Refused, not escaped.
-                    throw .invalidHeaderValue(field: part.fieldName, value: header.value)
-                }
-                builder.appendASCII(header.name)
-                builder.appendASCII(": ")
-                try builder.appendText(header.value, field: part.fieldName, role: .name)
-                builder.appendASCII("\r\n")
+            if case .formData = part.headerLines, builder.encoding == .utf8, let (name, fileName) = part.disposition {
+                try Self.writeFormDataHeaders(
+                    name: name, fileName: fileName, contentType: part.contentType, field: part.fieldName, into: &builder)
+            } else {
+                for header in part.headers { try Self.write(header, field: part.fieldName, into: &builder) }
             }
             builder.appendASCII("\r\n")
             switch part.content {
@@ -123,6 +114,44 @@ package struct MultipartWriter {
                 tries += 1
                 chosen = MultipartBoundary.make(style)
             }
+        }
+    }
+
+    /// Writes one header line of the part of `field`.
+    private static func write(_ header: MultipartHeader, field: String, into builder: inout BodyBuilder) throws(FormDataError) {
+        // Content-Disposition carries the escaped name and filename (no CR or LF left); any
+        // other header value (a content type) must not break the header block.
+        if !header.name.equalsIgnoringASCIICase("Content-Disposition") {
+            try HeaderParameterEscaping.requireSafeHeaderValue(header.value, field: field)
+        } else if header.value.containsUTF8Byte(where: { $0 == 0 }) {
+            // A NUL in a name or filename: parsers cut the string there (C strings), so the part
+            // would arrive under another name. Refused, not escaped.
+            throw .invalidHeaderValue(field: field, value: header.value)
+        }
+        builder.appendASCII(header.name)
+        builder.appendASCII(": ")
+        try builder.appendText(header.value, field: field, role: .name)
+        builder.appendASCII("\r\n")
+    }
+
+    /// Writes a form-data part's header lines — the same bytes, checks and errors as
+    /// ``MultipartPart/headers`` written line by line — straight from its name, filename and
+    /// content type, in UTF-8 (a piece at a time is the whole only in an encoding without state).
+    private static func writeFormDataHeaders(
+        name: String, fileName: String?, contentType: String?, field: String, into builder: inout BodyBuilder
+    ) throws(FormDataError) {
+        if name.containsUTF8Byte(where: { $0 == 0 }) || fileName?.containsUTF8Byte(where: { $0 == 0 }) == true {
+            throw .invalidHeaderValue(field: field, value: HeaderParameterEscaping.formDataDisposition(name: name, fileName: fileName))
+        }
+        builder.appendASCII("Content-Disposition: form-data; name=\"")
+        try builder.appendText(HeaderParameterEscaping.escape(name), field: field, role: .name)
+        if let fileName {
+            builder.appendASCII("\"; filename=\"")
+            try builder.appendText(HeaderParameterEscaping.escape(fileName), field: field, role: .name)
+        }
+        builder.appendASCII("\"\r\n")
+        if let contentType {
+            try write(MultipartHeader(name: "Content-Type", value: contentType), field: field, into: &builder)
         }
     }
 

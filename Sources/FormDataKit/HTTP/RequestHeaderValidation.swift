@@ -5,7 +5,8 @@ import Foundation
 /// header block (header injection). The send driver applies it to every request, whichever
 /// façade built it; a transport of your own can apply the same rules.
 public enum RequestHeaderValidation {
-    private static let tokenPunctuation = Set("!#$%&'*+-.^_`|~".utf8)
+    /// RFC 9110's `tchar`: letters, digits and ``!#$%&'*+-.^_`|~``.
+    private static let tokenBytes = ASCIIByteSet(alphanumericsAnd: "!#$%&'*+-.^_`|~")
 
     /// Throws ``FormDataError/invalidRequestHeader(name:value:)`` for a bad name or value.
     /// - Parameters:
@@ -14,7 +15,7 @@ public enum RequestHeaderValidation {
     /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` naming both.
     public static func requireValid(name: String, value: String) throws(FormDataError) {
         let nameIsToken = isToken(name)
-        let valueIsSafe = !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+        let valueIsSafe = !value.containsUTF8Byte { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
         if !nameIsToken || !valueIsSafe { throw .invalidRequestHeader(name: name, value: value) }
     }
 
@@ -37,12 +38,7 @@ public enum RequestHeaderValidation {
     /// - Parameter text: the text.
     /// - Returns: true when it is non-empty and every byte is a `tchar`.
     public static func isToken(_ text: String) -> Bool {
-        let bytes = text.utf8
-        return !bytes.isEmpty
-            && bytes.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || tokenPunctuation.contains(byte)
-            }
+        !text.isEmpty && !text.containsUTF8Byte { !tokenBytes.contains($0) }
     }
 
     /// Checks a request method.
@@ -74,6 +70,6 @@ public enum RequestHeaderValidation {
     ///   - field: its property's name, for the error.
     /// - Throws: ``FormDataError/invalidCredential(field:)`` for CR, LF or NUL.
     public static func requireValidCredential(_ value: String?, field: String) throws(FormDataError) {
-        if let value, value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) { throw .invalidCredential(field: field) }
+        if let value, value.containsUTF8Byte(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) { throw .invalidCredential(field: field) }
     }
 }
