@@ -16,7 +16,13 @@ import Darwin
 /// always was); what the send leaves untaken — a transport that reads elsewhere, a build that
 /// failed — is closed when ``collect(_:)`` ends. Used on one thread only.
 package final class FilesOpenedByBuild {
+    /// The most files one build keeps open (as many as a body read from cached pages holds
+    /// open, ``CachedPagesReadAhead/maximumFiles``): a form of thousands of file parts must not
+    /// hold thousands of descriptors at once. The files after them are checked by their paths.
+    package static let maximumFiles = 8
+
     private var files: [(path: String, size: UInt64, descriptor: Int32)] = []
+    private var opened = 0
     private static let scope = ThreadScopedObject<FilesOpenedByBuild>()
 
     private init() {}
@@ -38,11 +44,13 @@ package final class FilesOpenedByBuild {
     /// could not be opened or checked so (the caller then checks it by its path, and gets the
     /// error it always got). The descriptor is kept for ``take(path:expectedSize:)``.
     package func openAndCheck(_ path: String) -> UInt64? {
+        if opened >= Self.maximumFiles { return nil }
         // A path the test seam makes wait is checked by its path, where the seam waits.
         if let seam = OpenedFileRange.openSeam.current, seam.blocks(path) { return nil }
         // Non-blocking: a FIFO put in the file's place cannot block the open.
         let descriptor = path.withCString { openReadOnly($0) }
         guard descriptor >= 0 else { return nil }
+        opened += 1
         guard let size = try? FileInspection.regularFileSize(descriptor: descriptor, path: path) else {
             DeferredClose.close(descriptor, file: path)
             return nil

@@ -88,3 +88,18 @@ struct FilesOpenedByBuildTests {
         #expect(inside == .fileNotFound(path: file.path))
     }
 }
+
+extension FilesOpenedByBuildTests {
+    @Test("a build keeps at most maximumFiles files open; the parts after them are checked by their paths")
+    func opensAtMostTheMaximum() throws {
+        let files = try (0..<(FilesOpenedByBuild.maximumFiles + 4)).map { try ScratchBytes(count: 100 + $0, seed: UInt64(30 + $0)) }
+        defer { files.forEach { $0.remove() } }
+        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
+        for (index, file) in files.enumerated() { try request.addFile(file.path, forKey: "file\(index)") }
+        try FilesOpenedByBuild.collect {
+            try request.buildPostBody()
+            #expect(FilesOpenedByBuild.current?.keptDescriptors.count == FilesOpenedByBuild.maximumFiles)
+            #expect(try request.bodySource?.readAll().count == Int(request.bodySource?.length ?? 0))
+        }
+    }
+}
