@@ -16,6 +16,14 @@ struct FilesOpenedByBuildTests {
         return open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
+    /// A scratch file of `count` bytes and a request with it as its one file part.
+    private static func formWithOneFile(count: Int, seed: UInt64) throws -> (ScratchBytes, FormDataRequest) {
+        let file = try ScratchBytes(count: count, seed: seed)
+        let request = FormDataRequest(url: url)
+        try request.addFile(file.path, forKey: "file")
+        return (file, request)
+    }
+
     @Test("inside collect, the build opens each file part once and the reads take the descriptors, in order, per path and size")
     func readsTakeTheBuildsDescriptors() throws {
         let file = try ScratchBytes(count: 3_000, seed: 21)
@@ -52,10 +60,8 @@ struct FilesOpenedByBuildTests {
 
     @Test("what the send leaves untaken is closed when collect ends; a build outside collect keeps nothing open")
     func untakenDescriptorsAreClosed() throws {
-        let file = try ScratchBytes(count: 2_000, seed: 23)
+        let (file, request) = try Self.formWithOneFile(count: 2_000, seed: 23)
         defer { file.remove() }
-        let request = FormDataRequest(url: Self.url)
-        try request.addFile(file.path, forKey: "file")
         var kept: [Int32] = []
         try FilesOpenedByBuild.collect {
             try request.buildPostBody()
@@ -73,10 +79,8 @@ struct FilesOpenedByBuildTests {
 
     @Test("a file changed since it was added fails the build inside collect with the error it fails with outside")
     func changedFileFailsTheSame() throws {
-        let file = try ScratchBytes(count: 4_000, seed: 24)
+        let (file, request) = try Self.formWithOneFile(count: 4_000, seed: 24)
         defer { file.remove() }
-        let request = FormDataRequest(url: Self.url)
-        try request.addFile(file.path, forKey: "file")
         try Data(repeating: 1, count: 10).write(to: URL(fileURLWithPath: file.path))
         let expected = FormDataError.fileChanged(path: file.path, expectedSize: 4_000, actualSize: 10)
         #expect(throws: expected) { try FilesOpenedByBuild.collect { try request.buildPostBody() } }
