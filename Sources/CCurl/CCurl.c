@@ -185,6 +185,18 @@ int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback 
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback) {
     return api.easy_setopt(easy, option, callback);
 }
+static int ccurl_upload_progress_filter(void *clientp, ccurl_off_t dltotal, ccurl_off_t dlnow, ccurl_off_t ultotal,
+                                        ccurl_off_t ulnow) {
+    ccurl_upload_progress *progress = clientp;
+    if (ulnow <= progress->most_sent) return 0;
+    progress->most_sent = ulnow;
+    return progress->callback(progress->userdata, dltotal, dlnow, ultotal, ulnow);
+}
+int ccurl_easy_set_upload_progress(void *easy, int function_option, int data_option, ccurl_upload_progress *progress) {
+    int code = api.easy_setopt(easy, function_option, ccurl_upload_progress_filter);
+    if (code != 0) return code;
+    return api.easy_setopt(easy, data_option, (void *)progress);
+}
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback) {
     return api.easy_setopt(easy, option, callback);
 }

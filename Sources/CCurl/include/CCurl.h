@@ -52,6 +52,20 @@ int ccurl_easy_setopt_blob(void *easy, int option, const void *data, size_t leng
 int ccurl_easy_setopt_data_callback(void *easy, int option, ccurl_data_callback callback);
 int ccurl_easy_setopt_seek_callback(void *easy, int option, ccurl_seek_callback callback);
 int ccurl_easy_setopt_xferinfo_callback(void *easy, int option, ccurl_xferinfo_callback callback);
+
+/// What a transfer's upload-progress filter holds: the most body bytes libcurl has said are sent,
+/// and what to call when that grows.
+typedef struct ccurl_upload_progress {
+    ccurl_off_t most_sent;
+    ccurl_xferinfo_callback callback;
+    void *userdata;
+} ccurl_upload_progress;
+/// Sets `CURLOPT_XFERINFOFUNCTION` (`function_option`) and `CURLOPT_XFERINFODATA` (`data_option`)
+/// to a filter in C that calls `progress->callback(progress->userdata, …)` only when the upload
+/// count is above every count before (`progress->most_sent`, start it at 0): libcurl calls its
+/// progress function each time it visits a transfer, nearly always with nothing new. `progress`
+/// must live as long as the transfer. Returns the first failing setopt's code, or 0.
+int ccurl_easy_set_upload_progress(void *easy, int function_option, int data_option, ccurl_upload_progress *progress);
 int ccurl_easy_setopt_prereq_callback(void *easy, int option, ccurl_prereq_callback callback);
 int ccurl_easy_setopt_closesocket_callback(void *easy, int option, ccurl_closesocket_callback callback);
 /// Sets `CURLOPT_SOCKOPTFUNCTION` (`function_option`) and `CURLOPT_SOCKOPTDATA` (`data_option`)

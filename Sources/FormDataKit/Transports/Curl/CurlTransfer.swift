@@ -19,6 +19,8 @@ final class CurlTransfer {
     private(set) var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutableRawPointer?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
+    /// The C filter in front of the progress callback (it calls it only when more body went out).
+    private let uploadProgress = UnsafeMutablePointer<ccurl_upload_progress>.allocate(capacity: 1)
 
     // Body (read by CurlTransfer+Upload.swift)
     let bodySource: BodySource?
@@ -74,6 +76,7 @@ final class CurlTransfer {
         if let easy { ccurl_easy_cleanup(easy) }
         if let headerList { ccurl_slist_free_all(headerList) }
         errorBuffer.deallocate()
+        uploadProgress.deallocate()
     }
 
     /// The text libcurl left in the error buffer, if any.
@@ -185,8 +188,10 @@ final class CurlTransfer {
         check(CurlOption.headerFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.headerFunction, curlHeaderCallback))
         check(CurlOption.headerData, ccurl_easy_setopt_pointer(easy, CurlOption.headerData, context))
         set(CurlOption.noProgress, 0)
-        check(CurlOption.xferInfoFunction, ccurl_easy_setopt_xferinfo_callback(easy, CurlOption.xferInfoFunction, curlProgressCallback))
-        check(CurlOption.xferInfoData, ccurl_easy_setopt_pointer(easy, CurlOption.xferInfoData, context))
+        uploadProgress.initialize(to: ccurl_upload_progress(most_sent: 0, callback: curlProgressCallback, userdata: context))
+        check(
+            CurlOption.xferInfoFunction,
+            ccurl_easy_set_upload_progress(easy, CurlOption.xferInfoFunction, CurlOption.xferInfoData, uploadProgress))
 
         // Every connection closes through the watch (it keeps the callback of the handle that
         // opened it); a resumable upload watches the connection its request begins on.
