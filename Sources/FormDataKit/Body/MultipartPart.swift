@@ -49,8 +49,15 @@ package struct MultipartPart: Sendable {
         fieldName: String, headers: [MultipartHeader], content: Content, contentType: String?,
         disposition: (name: String, fileName: String?)? = nil
     ) {
+        self.init(
+            fieldName: fieldName, headerLines: .exactly(headers), content: content, contentType: contentType, disposition: disposition)
+    }
+
+    private init(
+        fieldName: String, headerLines: HeaderLines, content: Content, contentType: String?, disposition: (name: String, fileName: String?)?
+    ) {
         self.fieldName = fieldName
-        self.headerLines = .exactly(headers)
+        self.headerLines = headerLines
         self.content = content
         self.contentType = contentType
         self.disposition = disposition
@@ -81,9 +88,7 @@ package struct MultipartPart: Sendable {
     ///   - content: the value (text in the form's charset, or bytes).
     /// - Returns: the part.
     package static func value(name: String, content: Content) -> MultipartPart {
-        var part = MultipartPart(fieldName: name, headers: [], content: content, contentType: nil, disposition: (name, nil))
-        part.headerLines = .formData
-        return part
+        MultipartPart(fieldName: name, headerLines: .formData, content: content, contentType: nil, disposition: (name, nil))
     }
 
     /// A file part: `Content-Disposition: form-data; name="…"; filename="…"` and
@@ -95,8 +100,6 @@ package struct MultipartPart: Sendable {
     ///   - content: the bytes, or the file range that holds them.
     /// - Returns: the part.
     package static func file(name: String, fileName: String, contentType: String, content: Content) -> MultipartPart {
-        var part = MultipartPart(fieldName: name, headers: [], content: content, contentType: contentType, disposition: (name, fileName))
-        part.headerLines = .formData
-        return part
+        MultipartPart(fieldName: name, headerLines: .formData, content: content, contentType: contentType, disposition: (name, fileName))
     }
 }

@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The files a send's build opened to check them, kept for the send's first read of each on
 /// the same thread. A form's build checks every file part (still there, still a regular file of
 /// the size it had when added) and its first read opens the file and checks it again; a curl
@@ -47,8 +41,7 @@ package final class FilesOpenedByBuild {
         if opened >= Self.maximumFiles { return nil }
         // A path the test seam makes wait is checked by its path, where the seam waits.
         if let seam = OpenedFileRange.openSeam.current, seam.blocks(path) { return nil }
-        // Non-blocking: a FIFO put in the file's place cannot block the open.
-        let descriptor = path.withCString { openReadOnly($0) }
+        let descriptor = OpenedFileRange.openForReading(path)
         guard descriptor >= 0 else { return nil }
         opened += 1
         guard let size = try? FileInspection.regularFileSize(descriptor: descriptor, path: path) else {
@@ -69,6 +62,3 @@ package final class FilesOpenedByBuild {
         return files.remove(at: index).descriptor
     }
 }
-
-/// The system's `open` for reading, non-blocking (named apart from ``FilesOpenedByBuild/openAndCheck(_:)``).
-private func openReadOnly(_ path: UnsafePointer<CChar>) -> Int32 { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }

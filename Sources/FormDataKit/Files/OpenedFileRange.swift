@@ -62,7 +62,7 @@ package final class OpenedFileRange {
             return
         }
         if let seam = Self.openSeam.current, seam.blocks(range.path), !seam.closes(range.path) { seam.wait(range.path) }
-        let fd = range.path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        let fd = Self.openForReading(range.path)
         guard fd >= 0 else {
             let code = errno
             if let kind = FileInspection.nonRegularKind(at: range.path) { throw .notARegularFile(path: range.path, kind: kind) }
@@ -138,7 +138,9 @@ package final class OpenedFileRange {
     /// For a range that ends where the file did, that check is the last read itself: it asks for
     /// one byte past the recorded end and must find the end there (the byte after the range may
     /// be written); a read that finds more, or less, takes the file's size to report it. Else the
-    /// size is taken once the range is read.
+    /// size is taken once the range is read. (A cached read cannot tell the end from a page not
+    /// held: a file grown since, whose new page the system has already dropped, reads as
+    /// unchanged, as with ``CachedPagesReadAhead``'s check.)
     /// - Throws: as ``read(into:)``.
     package func readRestWithoutWaiting(into buffer: UnsafeMutableRawPointer) throws(FormDataError) -> Bool {
         let endsAtFileEnd = range.offset + range.length == range.expectedFileSize
@@ -210,6 +212,12 @@ package final class OpenedFileRange {
             let got = try read(into: buffer)
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
         }
+    }
+
+    /// Opens `path` for reading, non-blocking (a FIFO put in a file's place cannot block the
+    /// open): the descriptor, or -1 with `errno` set.
+    package static func openForReading(_ path: String) -> Int32 {
+        path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
     }
 
     /// The error for a failed `open(2)` of `path`.

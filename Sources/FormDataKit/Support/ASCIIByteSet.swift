@@ -23,12 +23,3 @@ package struct ASCIIByteSet: Sendable {
         byte < 64 ? low & (1 << UInt64(byte)) != 0 : byte < 128 && high & (1 << UInt64(byte &- 64)) != 0
     }
 }
-
-extension StringProtocol {
-    /// Whether any of `self`'s UTF-8 bytes satisfies `isMatch`: one pass over the bytes where the
-    /// string holds them contiguously (native strings), instead of stepping its UTF-8 view.
-    @inline(__always)
-    package func containsUTF8Byte(where isMatch: (UInt8) -> Bool) -> Bool {
-        utf8.withContiguousStorageIfAvailable { $0.contains(where: isMatch) } ?? utf8.contains(where: isMatch)
-    }
-}

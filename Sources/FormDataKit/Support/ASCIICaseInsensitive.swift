@@ -24,3 +24,12 @@ extension StringProtocol {
         a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A)
     }
 }
+
+extension StringProtocol {
+    /// Whether any of `self`'s UTF-8 bytes satisfies `isMatch`: one pass over the bytes where the
+    /// string holds them contiguously (native strings), instead of stepping its UTF-8 view.
+    @inline(__always)
+    package func containsUTF8Byte(where isMatch: (UInt8) -> Bool) -> Bool {
+        utf8.withContiguousStorageIfAvailable { $0.contains(where: isMatch) } ?? utf8.contains(where: isMatch)
+    }
+}
