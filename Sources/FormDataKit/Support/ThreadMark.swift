@@ -1,34 +1,20 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A mark a thread carries while it does one kind of work, asked with ``isCurrent`` from code
-/// that must behave differently there (a thread-specific value: no lock, no lookup by thread).
+/// that must behave differently there: a ``ThreadScopedObject`` whose object is only a token.
 package final class ThreadMark: Sendable {
-    private let key: pthread_key_t
+    /// What a marked thread carries (one for every mark: only its presence counts).
+    private final class Token: Sendable {}
+    private static let token = Token()
+    private let scope = ThreadScopedObject<Token>()
 
     /// A new mark, carried by no thread yet.
-    package init() {
-        var key = pthread_key_t()
-        guard pthread_key_create(&key, nil) == 0 else { fatalError("pthread_key_create failed") }
-        self.key = key
-    }
+    package init() {}
 
     /// Runs `work` with the calling thread marked (restoring the mark it had after).
-    package func run<T>(_ work: () throws -> T) rethrows -> T {
-        let previous = pthread_getspecific(key)
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
-        defer { pthread_setspecific(key, previous) }
-        return try work()
-    }
+    package func run<T>(_ work: () throws -> T) rethrows -> T { try scope.run(with: Self.token, work) }
 
     /// Marks the calling thread for the rest of its life (a thread made for this work alone).
-    package func markCurrentThread() {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
-    }
+    package func markCurrentThread() { scope.carryForRestOfThread(Self.token) }
 
     /// Whether the calling thread carries the mark.
-    package var isCurrent: Bool { pthread_getspecific(key) != nil }
+    package var isCurrent: Bool { scope.isCarried }
 }

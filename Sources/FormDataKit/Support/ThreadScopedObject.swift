@@ -25,6 +25,15 @@ package final class ThreadScopedObject<Object: AnyObject>: Sendable {
         return try work()
     }
 
+    /// Makes the calling thread carry `object` from now on (a thread made for one kind of work);
+    /// `object` must outlive the thread.
+    package func carryForRestOfThread(_ object: Object) {
+        pthread_setspecific(key, Unmanaged.passUnretained(object).toOpaque())
+    }
+
+    /// Whether the calling thread carries an object (no retain of it, for hot checks).
+    package var isCarried: Bool { pthread_getspecific(key) != nil }
+
     /// The object the calling thread carries (inside ``run(with:_:)``), or nil.
     package var current: Object? {
         pthread_getspecific(key).map { Unmanaged<Object>.fromOpaque($0).takeUnretainedValue() }
