@@ -64,7 +64,7 @@ open class AFHTTPRequestOperation: AFURLConnectionOperation, @unchecked Sendable
     public func setCompletionBlockWithSuccess(_ success: Success?, failure: Failure?) {
         completionBlock = { [weak self] in
             guard let self else { return }
-            let queue = completionQueue ?? DispatchQueue.global()
+            let queue = completionQueue ?? DispatchQueue.sharedGlobal
             if let error {
                 queue.async { failure?(self, error) }
             } else {

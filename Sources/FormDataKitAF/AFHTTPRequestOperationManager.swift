@@ -240,7 +240,7 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
             guard let resolved = resolvedURLString(urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
             return try make(resolved)
         } catch {
-            if let failure { (completionQueue ?? DispatchQueue.global()).async { failure(nil, error) } }
+            if let failure { (completionQueue ?? DispatchQueue.sharedGlobal).async { failure(nil, error) } }
             return nil
         }
     }

@@ -91,7 +91,7 @@ extension AFHTTPRequestSerializer {
         var result = request
         result.httpBodyStream = nil
         let job = Self.writeJob(for: request, to: fileURL)
-        DispatchQueue.global().async {
+        DispatchQueue.sharedGlobal.async {
             let error = job()
             completionHandler?(error)
         }
@@ -111,7 +111,7 @@ extension AFHTTPRequestSerializer {
         result.httpBodyStream = nil
         let job = Self.writeJob(for: request, to: fileURL)
         let error: (any Error)? = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: job()) }
+            DispatchQueue.sharedGlobal.async { continuation.resume(returning: job()) }
         }
         if let error { throw error }
         return result

@@ -20,7 +20,7 @@ extension AFHTTPSessionManager {
 
     func reportBuildFailure(_ error: any Error, to failure: Failure?) {
         guard let failure else { return }
-        (completionQueue ?? DispatchQueue.global()).async { failure(nil, error) }
+        (completionQueue ?? DispatchQueue.sharedGlobal).async { failure(nil, error) }
     }
 
     func makeTask(
@@ -39,7 +39,7 @@ extension AFHTTPSessionManager {
         let current = settings.current
         return AFTaskObserver(
             task: task, handlers: handlers, responseSerializer: current.responseSerializer,
-            completionQueue: current.completionQueue ?? DispatchQueue.global())
+            completionQueue: current.completionQueue ?? DispatchQueue.sharedGlobal)
     }
 
     func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {

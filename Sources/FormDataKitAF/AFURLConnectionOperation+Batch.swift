@@ -27,7 +27,7 @@ extension AFURLConnectionOperation {
         let finished = Locked<UInt>(0)
         let total = UInt(operations.count)
         let batched = BlockOperation {
-            group.notify(queue: DispatchQueue.global()) { completionBlock?(operations) }
+            group.notify(queue: DispatchQueue.sharedGlobal) { completionBlock?(operations) }
         }
         for operation in operations {
             group.enter()

@@ -42,11 +42,16 @@ package struct MultipartWriter {
     ///   with `scanFileContent`, what reading a file throws (missing, unreadable, changed size).
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
         try MultipartBoundary.requireValid(boundary)
-        let opening = "--\(boundary)\r\n"
-        let separator = "\r\n--\(boundary)\r\n"
-        builder.appendASCII(opening)
+        // The delimiter lines in pieces: no string built per body for them.
+        builder.appendASCII("--")
+        builder.appendASCII(boundary)
+        builder.appendASCII("\r\n")
         for (index, part) in parts.enumerated() {
-            if index > 0 { builder.appendASCII(separator) }
+            if index > 0 {
+                builder.appendASCII("\r\n--")
+                builder.appendASCII(boundary)
+                builder.appendASCII("\r\n")
+            }
             // Headers and in-memory content are checked for the delimiter where they were written.
             let mark = builder.pendingMark
             if let (name, fileName) = part.disposition {
@@ -81,7 +86,9 @@ package struct MultipartWriter {
                 builder.appendFile(range, partContentType: part.contentType)
             }
         }
-        builder.appendASCII("\r\n--\(boundary)--\r\n")
+        builder.appendASCII("\r\n--")
+        builder.appendASCII(boundary)
+        builder.appendASCII("--\r\n")
     }
 
     /// The one boundary-collision loop of both façades: writes `parts` with `boundary` into a

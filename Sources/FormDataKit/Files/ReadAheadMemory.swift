@@ -18,8 +18,13 @@ package final class ReadAheadMemory: @unchecked Sendable {
     package let keptByteLimit: Int
 
     private let lock = Locked()
-    private var kept: [Int: [UnsafeMutableRawPointer]] = [:]
+    /// The kept chunks by size class: index `n` holds chunks of `1 << n` bytes. (An array, not a
+    /// dictionary: a dictionary's in-place update allocated twice per take.)
+    private var kept: [[UnsafeMutableRawPointer]] = Array(repeating: [], count: ReadAheadMemory.sizeClassCount)
     private var keptBytes = 0
+
+    /// Size classes up to 1 TiB (`1 << 40`); a larger chunk is never kept.
+    private static let sizeClassCount = 41
 
     /// A store that keeps at most `keptByteLimit` bytes of returned chunks.
     package init(keptByteLimit: Int) {
@@ -27,7 +32,13 @@ package final class ReadAheadMemory: @unchecked Sendable {
     }
 
     deinit {
-        for pointers in kept.values { for pointer in pointers { pointer.deallocate() } }
+        for pointers in kept { for pointer in pointers { pointer.deallocate() } }
+    }
+
+    /// The index in `kept` of chunks of `capacity` bytes, or nil when such chunks are not kept.
+    private static func sizeClass(of capacity: Int) -> Int? {
+        guard capacity > 0, capacity.nonzeroBitCount == 1, capacity.trailingZeroBitCount < sizeClassCount else { return nil }
+        return capacity.trailingZeroBitCount
     }
 
     /// The size class of a chunk of `byteCount` bytes: the power of two at or above it, at least
@@ -45,10 +56,13 @@ package final class ReadAheadMemory: @unchecked Sendable {
     /// and the `capacity` returned here.
     package func take(byteCount: Int) -> (memory: UnsafeMutableRawPointer, capacity: Int) {
         let capacity = Self.capacity(for: byteCount)
-        let reused = lock.withLock { () -> UnsafeMutableRawPointer? in
-            guard let pointer = kept[capacity]?.popLast() else { return nil }
-            keptBytes -= capacity
-            return pointer
+        var reused: UnsafeMutableRawPointer?
+        if let index = Self.sizeClass(of: capacity) {
+            reused = lock.withLock { () -> UnsafeMutableRawPointer? in
+                guard let pointer = kept[index].popLast() else { return nil }
+                keptBytes -= capacity
+                return pointer
+            }
         }
         return (reused ?? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16), capacity)
     }
@@ -56,11 +70,14 @@ package final class ReadAheadMemory: @unchecked Sendable {
     /// Returns memory from ``take(byteCount:)``: kept for the next read-ahead, or freed when
     /// enough is kept already.
     package func give(_ memory: UnsafeMutableRawPointer, capacity: Int) {
-        let keep = lock.withLock { () -> Bool in
-            guard keptBytes + capacity <= keptByteLimit else { return false }
-            kept[capacity, default: []].append(memory)
-            keptBytes += capacity
-            return true
+        var keep = false
+        if let index = Self.sizeClass(of: capacity) {
+            keep = lock.withLock { () -> Bool in
+                guard keptBytes + capacity <= keptByteLimit else { return false }
+                kept[index].append(memory)
+                keptBytes += capacity
+                return true
+            }
         }
         if !keep { memory.deallocate() }
     }
