@@ -42,16 +42,9 @@ package struct MultipartWriter {
     ///   with `scanFileContent`, what reading a file throws (missing, unreadable, changed size).
     package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
         try MultipartBoundary.requireValid(boundary)
-        // The delimiter lines in pieces: no string built per body for them.
-        builder.appendASCII("--")
-        builder.appendASCII(boundary)
-        builder.appendASCII("\r\n")
+        appendDelimiterLine(after: "--", before: "\r\n", into: &builder)
         for (index, part) in parts.enumerated() {
-            if index > 0 {
-                builder.appendASCII("\r\n--")
-                builder.appendASCII(boundary)
-                builder.appendASCII("\r\n")
-            }
+            if index > 0 { appendDelimiterLine(after: "\r\n--", before: "\r\n", into: &builder) }
             // Headers and in-memory content are checked for the delimiter where they were written.
             let mark = builder.pendingMark
             if let (name, fileName) = part.disposition {
@@ -86,9 +79,15 @@ package struct MultipartWriter {
                 builder.appendFile(range, partContentType: part.contentType)
             }
         }
-        builder.appendASCII("\r\n--")
+        appendDelimiterLine(after: "\r\n--", before: "--\r\n", into: &builder)
+    }
+
+    /// Writes `leading`, the boundary, then `trailing`: a delimiter line in pieces, no string
+    /// built for it per body.
+    private func appendDelimiterLine(after leading: String, before trailing: String, into builder: inout BodyBuilder) {
+        builder.appendASCII(leading)
         builder.appendASCII(boundary)
-        builder.appendASCII("--\r\n")
+        builder.appendASCII(trailing)
     }
 
     /// The one boundary-collision loop of both façades: writes `parts` with `boundary` into a

@@ -33,6 +33,19 @@ struct ReadAheadMemoryTests {
         memory.give(again.memory, capacity: again.capacity)
     }
 
+    @Test("a chunk outside the size classes is freed, never kept")
+    func outsideSizeClasses() {
+        let memory = ReadAheadMemory(keptByteLimit: 1 << 20)
+        // 48 KiB is no power of two: no take hands out such a chunk, so none is kept for one.
+        let odd = UnsafeMutableRawPointer.allocate(byteCount: 48 << 10, alignment: 16)
+        memory.give(odd, capacity: 48 << 10)
+        #expect(memory.keptByteCount == 0)
+        let chunk = memory.take(byteCount: 48 << 10)
+        #expect(chunk.capacity == 64 << 10)
+        memory.give(chunk.memory, capacity: chunk.capacity)
+        #expect(memory.keptByteCount == 64 << 10)
+    }
+
     @Test("no more than the limit is kept: chunks beyond it are freed")
     func keptLimit() {
         let memory = ReadAheadMemory(keptByteLimit: 512 << 10)
