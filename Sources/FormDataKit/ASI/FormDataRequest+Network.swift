@@ -157,6 +157,16 @@ extension FormDataRequest {
         set { sending.withLock { $0.settings.network.requestCookies = newValue.map { RequestCookie(name: $0.name, value: $0.value) } } }
     }
 
+    /// Names of ``requestHeaders`` that carry secrets (an API key in `X-Api-Key`, say): like
+    /// `Authorization`, `Cookie` and `Proxy-Authorization`, they never go to another origin —
+    /// not after a redirect, not to a resumable upload's URL on another host (FormDataKit's
+    /// rule; ASIHTTPRequest sent every header wherever a redirect pointed). Case-insensitive;
+    /// empty by default.
+    public var sensitiveRequestHeaders: Set<String> {
+        get { sending.withLock { $0.settings.network.sensitiveHeaderNames } }
+        set { sending.withLock { $0.settings.network.sensitiveHeaderNames = newValue } }
+    }
+
     /// Adds a cookie to ``requestCookies``.
     /// - Parameters:
     ///   - name: the cookie's name.

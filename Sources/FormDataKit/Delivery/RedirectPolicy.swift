@@ -6,9 +6,9 @@ import Foundation
 /// - 301, 302 and 303 become a `GET` without a body (`HEAD` stays `HEAD`), as ASIHTTPRequest
 ///   and browsers do; the body's `Content-Type` and `Content-Encoding` go with the body.
 /// - 307 and 308 keep the method and send the whole body again.
-/// - `Authorization`, `Cookie` and `Proxy-Authorization` never go to another origin (scheme,
-///   host and port).
-/// - A redirect from https to http, or to anything but http(s), is refused with
+/// - What goes to the new URL is the ``OriginRule``'s: another origin (scheme, host and port) gets
+///   no credentials, cookies, `Authorization`, `Cookie`, `Proxy-Authorization` or fields marked
+///   sensitive; a redirect from https to http, or to anything but http(s), is refused with
 ///   ``FormDataError/redirectRefused(from:to:reason:)``.
 /// - More than ``maximumRedirects`` redirects fail with ``FormDataError/tooMuchRedirection(underlying:)``.
 public struct RedirectPolicy: Sendable, Equatable {
@@ -57,12 +57,8 @@ public struct RedirectPolicy: Sendable, Equatable {
         guard let location, Self.isRedirect(statusCode: statusCode, hasLocation: true) else { return .deliver }
         let from = request.url.absoluteString
         let to = location.absoluteString
-        guard let scheme = location.scheme?.lowercased(), scheme == "http" || scheme == "https", location.host != nil
-        else {
-            return .refuse(.redirectRefused(from: from, to: to, reason: "only http and https redirects are followed"))
-        }
-        if request.url.scheme?.lowercased() == "https" && scheme == "http" {
-            return .refuse(.redirectRefused(from: from, to: to, reason: "a redirect from https to http would send the request unencrypted"))
+        if case .refused(let reason) = OriginRule.judge(location, from: request.url) {
+            return .refuse(.redirectRefused(from: from, to: to, reason: reason))
         }
         guard redirectsSoFar < maximumRedirects else {
             return .refuse(
@@ -72,37 +68,21 @@ public struct RedirectPolicy: Sendable, Equatable {
                         message: "More than \(maximumRedirects) redirects; the last pointed to \(to)")))
         }
         var next = request
-        next.url = location
         if statusCode == 301 || statusCode == 302 || statusCode == 303 {
             if request.method.uppercased() != "HEAD" { next.method = "GET" }
             next.body = .none
             next.headers.removeAll { Self.bodyHeaders.contains($0.name.lowercased()) }
         }
-        if !Self.sameOrigin(request.url, location) {
-            next.headers.removeAll { Self.credentialHeaders.contains($0.name.lowercased()) }
-            // Nor do the request's own credentials and cookies (the jar applies its own rules).
-            next.network.credentials = nil
-            next.network.requestCookies = []
-        }
-        return .follow(next)
+        return .follow(OriginRule.carry(next, to: location))
     }
 
     /// Headers that describe the body, dropped with it.
     static let bodyHeaders: Set<String> = ["content-type", "content-encoding", "content-length"]
-    /// Headers that carry credentials for one origin.
-    static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
-
     /// Whether `a` and `b` have the same scheme, host and port (default ports filled in).
     /// - Parameters:
     ///   - a: one URL.
     ///   - b: the other.
     /// - Returns: true when credentials for one may go to the other.
-    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        func origin(_ url: URL) -> (String, String, Int) {
-            let scheme = url.scheme?.lowercased() ?? ""
-            let port = url.port ?? (scheme == "https" ? 443 : 80)
-            return (scheme, url.host?.lowercased() ?? "", port)
-        }
-        return origin(a) == origin(b)
-    }
+    @available(*, deprecated, renamed: "OriginRule.sameOrigin(_:_:)", message: "the origin rule lives in OriginRule")
+    public static func sameOrigin(_ a: URL, _ b: URL) -> Bool { OriginRule.sameOrigin(a, b) }
 }

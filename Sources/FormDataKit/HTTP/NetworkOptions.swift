@@ -132,6 +132,11 @@ public struct NetworkOptions: Sendable, Equatable {
     public var usesCookieJar = true
     /// Cookies sent with this request in addition to the jar's (ASI's `requestCookies`).
     public var requestCookies: [RequestCookie] = []
+    /// Names of the request's own fields that carry secrets (an API key in `X-Api-Key`, say):
+    /// like `Authorization`, `Cookie` and `Proxy-Authorization`, they never go to another
+    /// origin — not after a redirect, not anywhere a server's answer points (``OriginRule``).
+    /// Compared without regard to case. Empty by default.
+    public var sensitiveHeaderNames: Set<String> = []
     /// The authentication schemes to answer a challenge with (`Digest`, `NTLM`, `Negotiate`,
     /// `Basic`), set by the send driver when it sends again to answer a 401 after pre-emptive
     /// Basic. Empty (the default): Basic pre-emptively when ``presentsCredentialsBeforeChallenge``,

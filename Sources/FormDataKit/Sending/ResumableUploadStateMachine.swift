@@ -20,6 +20,11 @@ import Foundation
 /// `Location`) and the whole body goes as an append from offset 0, resumed as above; if it does
 /// not, the exchange goes as an ordinary send. A creation answered otherwise (a `401`, a `413`)
 /// is the exchange's answer.
+///
+/// The upload never moves to another origin (``OriginRule``): a `104` or `201` whose `Location`
+/// names another scheme, host or port is disregarded, and the upload goes to the origin as an
+/// ordinary send — not resumable, with nothing of it (credentials, cookies, fields, body) sent
+/// elsewhere.
 package struct ResumableUploadStateMachine: Sendable {
     /// What the driver does: hand an event to the send machine, or start or stop an exchange.
     package enum Step: Sendable, Equatable {
@@ -60,6 +65,9 @@ package struct ResumableUploadStateMachine: Sendable {
     private var serverSupport: Bool?
     /// The status of a creation answered with success but no upload URL.
     private var creationStatus: Int?
+    /// Whether the creation's `201` named an upload on another origin, where the upload does
+    /// not move (``OriginRule``): the body goes to the origin as an ordinary send instead.
+    private var createdElsewhere = false
 
     /// The send machine's current exchange and its request.
     private var logical: (id: Int, request: TransportRequest)?
@@ -137,7 +145,10 @@ package struct ResumableUploadStateMachine: Sendable {
         guard phase == .direct else { return [] }
         switch event {
         case .informationalResponse(_, let head, _):
-            if let url = ResumableUploadProtocol.resumptionURL(in: head, requestURL: logical.request.url) { resumptionURL = url }
+            // A `Location` on another origin is disregarded: the upload goes on, not resumable.
+            if let url = sameOrigin(ResumableUploadProtocol.resumptionURL(in: head, requestURL: logical.request.url), as: logical.request) {
+                resumptionURL = url
+            }
         case .responseHead:
             headSeen = true
         case .exchangeEnded(_, let error?, let now) where resumable(error):
@@ -177,7 +188,9 @@ package struct ResumableUploadStateMachine: Sendable {
         switch event {
         case .responseHead(_, let head, let now):
             if let created = ResumableUploadProtocol.createdUploadURL(in: head, requestURL: logical.request.url) {
-                phase = .creating(id: id, location: created, answered: false)
+                let kept = sameOrigin(created, as: logical.request)
+                createdElsewhere = kept == nil
+                phase = .creating(id: id, location: kept, answered: false)
                 return []
             }
             if (200..<300).contains(head.statusCode) {
@@ -202,6 +215,14 @@ package struct ResumableUploadStateMachine: Sendable {
                     for: logical.request, location: location, offset: 0, freshConnection: false)
                 return [.startExchange(id: next, request: append)]
             }
+            if error == nil, !answered, createdElsewhere {
+                // The upload would live on another origin: not there. The exchange goes to the
+                // origin as an ordinary send (nothing of the body went yet), and so do the
+                // send's later ones.
+                serverSupport = false
+                phase = .direct
+                return [.startExchange(id: logical.id, request: logical.request)]
+            }
             if error == nil, !answered, let status = creationStatus {
                 return fail(
                     ResumableUploadProtocol.uploadNotCreated(statusCode: status, url: logical.request.url), now: now, logical: logical)
@@ -218,6 +239,7 @@ package struct ResumableUploadStateMachine: Sendable {
         let id = takeID()
         phase = .creating(id: id, location: nil, answered: false)
         creationStatus = nil
+        createdElsewhere = false
         return (id, ResumableUploadProtocol.creationRequest(for: request))
     }
 
@@ -309,6 +331,13 @@ package struct ResumableUploadStateMachine: Sendable {
         phase = .direct
         self.logical = nil
         return [.forward(.exchangeEnded(id: logical.id, error: error, now: now))]
+    }
+
+    /// `url`, an upload's URL a server named answering `request`, if the upload may move there:
+    /// the request's own origin only (``OriginRule``); nil otherwise.
+    private func sameOrigin(_ url: URL?, as request: TransportRequest) -> URL? {
+        guard let url, OriginRule.judge(url, from: request.url) == .sameOrigin else { return nil }
+        return url
     }
 
     private mutating func takeID() -> Int {

@@ -199,8 +199,8 @@ struct RedirectPolicyTests {
 
     @Test("same origin keeps credentials; another port is another origin")
     func origins() {
-        #expect(RedirectPolicy.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://A.example:443/y")!))
-        #expect(!RedirectPolicy.sameOrigin(URL(string: "http://a.example/x")!, URL(string: "http://a.example:8080/x")!))
+        #expect(OriginRule.sameOrigin(URL(string: "https://a.example/x")!, URL(string: "https://A.example:443/y")!))
+        #expect(!OriginRule.sameOrigin(URL(string: "http://a.example/x")!, URL(string: "http://a.example:8080/x")!))
         guard
             case .follow(let next) = RedirectPolicy().decide(
                 after: base, statusCode: 308, location: URL(string: "https://a.example/other"), redirectsSoFar: 0)
