@@ -30,7 +30,8 @@ struct OriginRuleWireTests {
         func stop() async -> (origin: [[String: Any]], other: [[String: Any]]) {
             await process.stopAndWait()
             defer { try? FileManager.default.removeItem(atPath: statsFile) }
-            let json = FileManager.default.contents(atPath: statsFile).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]
+            let json =
+                FileManager.default.contents(atPath: statsFile).flatMap { try? JSONSerialization.jsonObject(with: $0) } as? [String: Any]
             return (json?["origin"] as? [[String: Any]] ?? [], json?["other"] as? [[String: Any]] ?? [])
         }
     }
@@ -45,7 +46,8 @@ struct OriginRuleWireTests {
         let request = FormDataRequest(url: url)
         request.transport = transport
         request.addPostValue("holiday", forKey: "album")
-        request.addData(Data(repeating: 0x61, count: 1 << 20), withFileName: "video.mov", andContentType: "video/quicktime", forKey: "video")
+        request.addData(
+            Data(repeating: 0x61, count: 1 << 20), withFileName: "video.mov", andContentType: "video/quicktime", forKey: "video")
         request.username = "user"
         request.password = "basic-secret"
         request.addRequestHeader("X-Secret", value: "api-key-secret")
