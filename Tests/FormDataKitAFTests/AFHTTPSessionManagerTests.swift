@@ -295,7 +295,9 @@ struct AFHTTPSessionManagerTests {
         let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: CurlTransport())
         manager.requestSerializer.timeoutInterval = 0.5
         let result = await outcome { success, failure in
-            manager.get("delay/3000", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
+            // Answered 10 s after the 0.5 s timeout would fire (it was 3 s): a timer a busy
+            // machine runs late must still come before the answer. Nothing waits for the answer.
+            manager.get("delay/10000", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }
         await receiver.stop()
         let ns = try #require(result.outcome.error.map { $0 as NSError })

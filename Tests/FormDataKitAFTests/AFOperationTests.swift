@@ -90,7 +90,9 @@ struct AFOperationTests {
     @Test("pause stops the transfer, resume sends the request again; it finishes once")
     func pauseAndResume() async throws {
         try await Self.withReceiver { receiver in
-            let operation = AFHTTPRequestOperation(request: URLRequest(url: receiver.url("/delay/300")))
+            // Answered 2 s after it arrives (it was 0.3 s): the pause right after the start must
+            // come before the answer even when a busy machine deschedules this thread between them.
+            let operation = AFHTTPRequestOperation(request: URLRequest(url: receiver.url("/delay/2000")))
             let finishes = Locked(0)
             let observer = NotificationCenter.default.addObserver(forName: .AFNetworkingOperationDidFinish, object: operation, queue: nil) {
                 _ in

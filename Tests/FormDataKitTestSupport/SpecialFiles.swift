@@ -64,9 +64,10 @@ public final class SpecialFiles {
     }
 
     /// Reads the FIFO at `path` until the writer blocked opening it (or the next one to open it
-    /// within `seconds`) has written everything and closed it: the bytes, or nil when no writer
+    /// within `seconds`; a minute by default, ten times what a busy machine takes to get a
+    /// writer there) has written everything and closed it: the bytes, or nil when no writer
     /// came in time. Read to the end, so the writer never meets a closed FIFO (`SIGPIPE`).
-    public static func drainWriter(ofFIFO path: String, within seconds: Double = 10) -> Data? {
+    public static func drainWriter(ofFIFO path: String, within seconds: Double = 60) -> Data? {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -89,6 +90,51 @@ public final class SpecialFiles {
         }
         return sawWriter ? data : nil
     }
+
+    /// Waits until a thread of this process is blocked opening the FIFO at `path` (for writing,
+    /// with no reader yet, or for reading with no writer), looking every 5 ms; false when none
+    /// was within `seconds`. The event a test used to hope a fixed sleep had brought: the kernel
+    /// shows such a thread's wait channel as `wait_for_partner`, and its `open`/`openat` call's
+    /// path argument (read back from this process's memory) names the FIFO. On a system
+    /// without `/proc` (not Linux) it cannot look, and returns true at once.
+    public static func waitForThreadBlockedOpening(fifo path: String, within seconds: Double = 60) -> Bool {
+        #if os(Linux)
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            if threadBlockedOpening(fifo: path) { return true }
+            usleep(5_000)
+        } while Date() < deadline
+        return false
+        #else
+        return true
+        #endif
+    }
+
+    #if os(Linux)
+    /// Whether a thread of this process waits in the kernel for the other end of the FIFO at `path`.
+    private static func threadBlockedOpening(fifo path: String) -> Bool {
+        let wanted = Array(path.utf8) + [0]
+        let memory = open("/proc/self/mem", O_RDONLY)
+        guard memory >= 0 else { return false }
+        defer { close(memory) }
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            let base = "/proc/self/task/\(task)/"
+            guard (try? String(contentsOfFile: base + "wchan", encoding: .utf8)) == "wait_for_partner",
+                let syscall = try? String(contentsOfFile: base + "syscall", encoding: .utf8)
+            else { continue }
+            // "<number> <arg1> <arg2> …": the path is the first argument of open, the second of openat.
+            let arguments = syscall.split(separator: " ").dropFirst().prefix(2)
+            for argument in arguments {
+                guard let address = UInt64(argument.dropFirst(2), radix: 16), address > 4096 else { continue }
+                var bytes = [UInt8](repeating: 0, count: wanted.count)
+                let read = pread(memory, &bytes, bytes.count, off_t(Int64(bitPattern: address)))
+                if read == wanted.count, bytes == wanted { return true }
+            }
+        }
+        return false
+    }
+    #endif
 
     /// Opens the FIFO at `path` for writing and closes it at once: a reader blocked opening it
     /// (old code) gets in and reads the end. Returns whether a reader was there.

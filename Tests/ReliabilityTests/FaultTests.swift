@@ -198,7 +198,9 @@ extension Reliability {
                 let (request, bodyPath, sha) = try await offPool {
                     try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch, kind: kind)
                 }
-                request.timeOutSeconds = 1
+                // 3 s (it was 1): a server a busy machine starves for a second while it reads the
+                // retry's 24 MiB must not time that out too; the stall lasts 20 s, well past it.
+                request.timeOutSeconds = 3
                 request.numberOfTimesToRetryOnTimeout = 2
                 let response = try await request.start()
                 let answer = try JSONSerialization.jsonObject(with: response.body) as? [String: Any] ?? [:]
@@ -225,7 +227,7 @@ extension Reliability {
                     try Self.builtRequest(server.url(path), size: 24 << 20, scratch: scratch, kind: kind)
                 }
                 if mode == "timeout" {
-                    request.timeOutSeconds = 1
+                    request.timeOutSeconds = 3  // the server holds 20 s, well past it
                 } else {
                     request.timeOutSeconds = 60
                     let cancelled = Locked(false)

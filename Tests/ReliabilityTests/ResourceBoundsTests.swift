@@ -30,7 +30,10 @@ extension Reliability {
             let receiver = try await FormReceiver.start()
             defer { Task { await receiver.stop() } }
             let port = receiver.url("/").port ?? 0
-            let transport = CurlTransport(configuration: .init(maximumIdleConnections: 8, idleConnectionTimeout: 2))
+            // 8 s, not 2: the count right after the burst must come before the timeout closes the
+            // connections, and on a machine whose cores are busy the burst's last answer can reach
+            // this task seconds after its transfer ended.
+            let transport = CurlTransport(configuration: .init(maximumIdleConnections: 8, idleConnectionTimeout: 8))
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<40 {
                     group.addTask {
@@ -44,8 +47,9 @@ extension Reliability {
             }
             let afterBurst = Self.openClientSockets(toPort: port)
             #expect(afterBurst > 0 && afterBurst <= 8, "\(afterBurst) connections kept after the burst")
-            // The loop closes them within a round (1 s) after the timeout; give it ten times that.
-            let deadline = ContinuousClock.now + .seconds(30)
+            // The loop closes them within a round (1 s) after the timeout; a minute bounds it (the
+            // count is looked at every 200 ms: the test ends as soon as they are closed).
+            let deadline = ContinuousClock.now + .seconds(60)
             var open = afterBurst
             while open > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(200))
@@ -61,15 +65,18 @@ extension Reliability {
         }
 
         @Test(
-            "a server trickling a byte every 0.2 s never trips the idle timeout, but totalTimeOutSeconds ends the send",
+            "a server trickling a byte every 0.2 s never trips the 2 s idle timeout, but totalTimeOutSeconds (4 s) ends the send",
             arguments: ["curl", "urlsession"])
         func totalTimeoutEndsATrickle(transportName: String) async throws {
             let server = try await FaultServer.start()
             let request = FormDataRequest(url: server.url("/trickle/100"))
             request.transport = transportName == "curl" ? CurlTransport() : URLSessionTransport()
             request.requestMethod = "GET"
-            request.timeOutSeconds = 1
-            request.totalTimeOutSeconds = 1.5
+            // Idle 2 s: ten times the trickle's 0.2 s between bytes, so a server a busy machine
+            // starves for a second does not trip it (it was 1 s). Total 4 s: the send must end
+            // there, long before the 20 s the whole body takes.
+            request.timeOutSeconds = 2
+            request.totalTimeOutSeconds = 4
             let started = ContinuousClock.now
             var failure: FormDataError?
             do { _ = try await request.start() } catch { failure = error }
@@ -79,10 +86,12 @@ extension Reliability {
                 Issue.record("expected timedOut, got \(String(describing: failure)) after \(elapsed)")
                 return
             }
-            #expect(underlying.message.contains("total timeout of 1.5 s"), "\(underlying.message)")
+            #expect(underlying.message.contains("total timeout of 4.0 s"), "\(underlying.message)")
             #expect(failure?.asiErrorCode == 2)
             // The whole body would take 20 s; the send ended by its own deadline (not by an
-            // idle timeout, which the trickle never allows).
+            // idle timeout, which the trickle never allows): not before it (a clock never runs
+            // fast), and well before the body's end (11 s of slack for a busy machine).
+            #expect(elapsed >= .seconds(4), "\(elapsed)")
             #expect(elapsed < .seconds(15), "\(elapsed)")
         }
 

@@ -18,8 +18,10 @@ struct NetworkQueueRetryTests {
             let queue = NetworkQueue()
             queue.showAccurateProgress = true
             // The receiver reads the whole body, then waits longer than the idle timeout: every
-            // attempt sends the whole body and times out.
-            let request = FormDataRequest(url: receiver.url("/delay/3000"))
+            // attempt sends the whole body and times out. 10 s, ten times the 1 s timeout (it was
+            // 3 s): a timer a busy machine runs late must still come before the answer; nothing
+            // waits for the answer.
+            let request = FormDataRequest(url: receiver.url("/delay/10000"))
             request.transport = kind.transport
             request.timeOutSeconds = 1
             request.numberOfTimesToRetryOnTimeout = 1

@@ -31,7 +31,10 @@ struct BodyReadAheadTests {
             case .end: return .success(out)
             case .failed(let error): return .failure(error)
             case .wouldBlock:
-                if ready.wait(timeout: .now() + 10) == .timedOut {
+                // A chunk read on the shared pool takes milliseconds; a minute (it was 10 s) is a
+                // bound for a lost wake-up, wide enough for a pool shared with other suites on a
+                // machine whose cores are busy.
+                if ready.wait(timeout: .now() + 60) == .timedOut {
                     return .failure(.cancelled)  // never told to go on: a lost wake-up
                 }
             }
@@ -80,7 +83,7 @@ struct BodyReadAheadTests {
         var first = [UInt8](repeating: 0, count: 6)
         var result = first.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 6) }
         if result == .wouldBlock {
-            _ = ready.wait(timeout: .now() + 10)
+            _ = ready.wait(timeout: .now() + 60)
             result = first.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 6) }
         }
         #expect(result == .bytes(6))
@@ -111,17 +114,25 @@ struct BodyReadAheadTests {
         let pool = BodyReaderPool(baseWorkers: 1, maximumWorkers: 2, stallThreshold: 0.1)
         let stuck = DispatchSemaphore(value: 0)
         let ran = DispatchSemaphore(value: 0)
-        pool.submit { _ = stuck.wait(timeout: .now() + 10) }
+        // The stuck jobs are let go by the test (`stuck.signal()` below); their own limit is far
+        // beyond the test's waits so that none returns by itself while the test relies on it
+        // (10 s did, on a machine whose cores were busy, and a waiting job then ran).
+        let stuckLimit: Double = 600
+        // A minute for what takes milliseconds (the replacement comes after the 0.1 s threshold):
+        // a bound only so that a broken pool fails instead of hanging.
+        let eventBound: Double = 60
+        pool.submit { _ = stuck.wait(timeout: .now() + stuckLimit) }
         pool.submit { ran.signal() }
-        #expect(ran.wait(timeout: .now() + 5) == .success)
+        #expect(ran.wait(timeout: .now() + eventBound) == .success)
         #expect(pool.workerThreads == 2)
-        // At the maximum, with both workers stuck, a job waits for one to return.
-        pool.submit { _ = stuck.wait(timeout: .now() + 10) }
+        // At the maximum, with both workers stuck, a job waits for one to return. (A window for
+        // it to run wrongly; a slow machine can only make it miss that, never fail.)
+        pool.submit { _ = stuck.wait(timeout: .now() + stuckLimit) }
         pool.submit { ran.signal() }
         #expect(ran.wait(timeout: .now() + 0.5) == .timedOut)
         #expect(pool.workerThreads == 2)
         stuck.signal()
-        #expect(ran.wait(timeout: .now() + 5) == .success)
+        #expect(ran.wait(timeout: .now() + eventBound) == .success)
         stuck.signal()
     }
 

@@ -135,7 +135,7 @@ struct CachedPagesReadAheadTests {
                 result = buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 64 << 10) }
                 switch result {
                 case .bytes(let count): delivered += count
-                case .wouldBlock: #expect(ready.wait(timeout: .now() + 10) == .success)
+                case .wouldBlock: #expect(ready.wait(timeout: .now() + 60) == .success)
                 case .end, .failed: break reading
                 }
             }

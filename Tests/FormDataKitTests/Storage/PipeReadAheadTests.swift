@@ -119,8 +119,9 @@ struct PipeReadAheadTests {
         let ready = DispatchSemaphore(value: 0)
         let readAhead = try Self.make(source, ready: ready)
         readAhead.prefetch()
-        // Wait (boundedly) until all but the held last byte is in the pipe, unread.
-        let deadline = Date().addingTimeInterval(10)
+        // Wait (boundedly) until all but the held last byte is in the pipe, unread: milliseconds
+        // for a pool worker; a minute (it was 10 s) for one a busy machine schedules late.
+        let deadline = Date().addingTimeInterval(60)
         var buffered: Int32 = 0
         while ioctl(readAhead.pipeDescriptors[0], UInt(FIONREAD), &buffered) == 0, buffered < 200_003, Date() < deadline { usleep(1_000) }
         try #require(buffered == 200_003)
@@ -154,8 +155,9 @@ struct PipeReadAheadTests {
             for pipe in pipes { #expect(pipe.descriptors.allSatisfy { Self.stillOpen($0, as: pipe.identity) }) }
             for readAhead in alive { readAhead.cancel() }
         }
-        // A worker still filling holds the pipe until it returns: wait for that, boundedly.
-        let deadline = Date().addingTimeInterval(10)
+        // A worker still filling holds the pipe until it returns: wait for that, boundedly (a
+        // minute, as above).
+        let deadline = Date().addingTimeInterval(60)
         while budget.count > 0 || pipes.contains(where: { pipe in pipe.descriptors.contains { Self.stillOpen($0, as: pipe.identity) } }),
             Date() < deadline
         {

@@ -86,7 +86,8 @@ struct ReadAheadMemoryTests {
             // waking us: its chunks come back when the last reference goes.
             weak let released = readAhead
             readAhead = nil
-            let deadline = Date().addingTimeInterval(10)
+            // (A moment; a minute bounds it, for a worker a busy machine schedules late.)
+            let deadline = Date().addingTimeInterval(60)
             while released != nil, Date() < deadline { usleep(1_000) }
             #expect(released == nil)
             kept.append(memory.keptByteCount)

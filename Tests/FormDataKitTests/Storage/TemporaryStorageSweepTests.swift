@@ -149,9 +149,11 @@ struct TemporaryStorageSweepTests {
         #expect(!Self.exists(dir))
     }
 
-    /// Waits (up to 10 s) until someone else holds `path`'s flock.
+    /// Waits until someone else holds `path`'s flock, looking every 10 ms: up to a minute, since
+    /// the holder is a `flock(1)` child that a machine whose cores are busy can take seconds to
+    /// start (10 s was the bound before).
     static func waitUntilHeld(_ path: String) async throws {
-        for _ in 0..<1000 {
+        for _ in 0..<6000 {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             if fd >= 0 {
                 let taken = flock(fd, LOCK_EX | LOCK_NB) == 0

@@ -78,14 +78,15 @@ struct CallerDrivenLoopTests {
             let transport = CurlTransport()
             // The caller's wait ends as soon as the body went out; the answer comes 3 s later.
             let wait = SynchronousWait()
-            let other = ThreadRecorder(whenBodySent: wait)
+            let finished = SynchronousWait()
+            let other = ThreadRecorder(finishing: finished, whenBodySent: wait)
             let callerThread = await TransportTestSupport.blocking { () -> UInt in
                 transport.drive(until: wait) { _ = transport.start(Self.request(receiver.url("/delay/3000")), observer: other) }
                 return UInt(pthread_self())
             }
             #expect(other.state.current.firstSentThread == callerThread, "the body went out in the caller's rounds")
-            let deadline = Date().addingTimeInterval(30)
-            while !other.state.current.finished && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            // Waits for the send's end (it has a 60 s idle timeout of its own).
+            await TransportTestSupport.blocking { finished.wait() }
             let state = other.state.current
             #expect(state.finished)
             #expect(state.status == 200)
@@ -99,7 +100,7 @@ struct CallerDrivenLoopTests {
     func cancelFromAnotherThread() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            #expect(await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() } == .cancelled)
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() }.error == .cancelled)
         }
     }
 
@@ -122,11 +123,12 @@ struct CallerDrivenLoopTests {
     func cancelEndsASpin() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = Self.spinningForTwoMinutes()
-            let started = Date()
-            #expect(await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() } == .cancelled)
+            let ended = await Self.endedWhileDriving(receiver, on: transport) { task in task.cancel() }
+            #expect(ended.error == .cancelled)
             // A spin deaf to the cancel would last until the answer, 30 s after the start (its
-            // limit is two minutes); a loaded test run took 5 s to get this far and back.
-            #expect(Date().timeIntervalSince(started) < 20)
+            // limit is two minutes); measured from the cancel, the caller returns in milliseconds,
+            // a second or two when the machine's cores are busy: 20 s is ten times that.
+            #expect(ended.afterEnd < 20, "\(ended.afterEnd) s")
         }
     }
 
@@ -134,9 +136,10 @@ struct CallerDrivenLoopTests {
     func stopEndsASpin() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = Self.spinningForTwoMinutes()
-            let started = Date()
-            #expect(await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stop() } == .cancelled)
-            #expect(Date().timeIntervalSince(started) < 20)
+            let ended = await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stop() }
+            #expect(ended.error == .cancelled)
+            // As above: a deaf spin would last until the answer, 30 s after the start.
+            #expect(ended.afterEnd < 20, "\(ended.afterEnd) s")
         }
     }
 
@@ -152,28 +155,38 @@ struct CallerDrivenLoopTests {
     func stopWhileDriving() async throws {
         try await TransportTestSupport.withReceiver { receiver in
             let transport = CurlTransport()
-            #expect(await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stopAndWait() } == .cancelled)
+            #expect(await Self.endedWhileDriving(receiver, on: transport) { _ in transport.eventLoop.stopAndWait() }.error == .cancelled)
         }
     }
 
     /// Drives, on a plain thread, a send that `receiver` answers only after 30 s, and calls `end`
-    /// from another thread once the send has started; the send's error (nil: `end` did not end it).
+    /// from another thread once the caller waits for the answer in the loop (its body sent, the
+    /// loop marked sleeping: spinning or in `curl_multi_poll`); the send's error (nil: `end` did
+    /// not end it) and how long after `end` the caller returned.
     static func endedWhileDriving(
         _ receiver: FormReceiver, on transport: CurlTransport, by end: @escaping @Sendable (any TransportTask) -> Void
-    ) async -> FormDataError? {
-        await TransportTestSupport.blocking { () -> FormDataError? in
+    ) async -> (error: FormDataError?, afterEnd: TimeInterval) {
+        await TransportTestSupport.blocking { () -> (error: FormDataError?, afterEnd: TimeInterval) in
             let wait = SynchronousWait()
-            let recorder = ThreadRecorder(finishing: wait)
+            let sent = SynchronousWait()
+            let recorder = ThreadRecorder(finishing: wait, whenBodySent: sent)
             let task = Locked<(any TransportTask)?>(nil)
+            let endedAt = Locked<Date?>(nil)
             Thread.detachNewThread {
-                while task.current == nil { Thread.sleep(forTimeInterval: 0.01) }
-                Thread.sleep(forTimeInterval: 0.2)  // most likely while the caller sleeps in the loop
+                // The events a fixed 0.2 s sleep hoped had happened: the body is out, and the
+                // caller has nothing left but to wait for the answer in the loop. (Looked at
+                // every millisecond; the caller gets there in a round.)
+                sent.wait()
+                let loop = transport.eventLoop
+                while !wait.isFinished, !loop.lock.withLock({ loop.owner == .caller && loop.sleeping }) { usleep(1_000) }
+                endedAt.withLock { $0 = Date() }
                 if let started = task.current { end(started) }
             }
             transport.drive(until: wait) {
                 task.withLock { $0 = transport.start(Self.request(receiver.url("/delay/30000")), observer: recorder) }
             }
-            return recorder.state.current.error
+            let returned = Date()
+            return (recorder.state.current.error, returned.timeIntervalSince(endedAt.current ?? returned))
         }
     }
 

@@ -49,7 +49,9 @@ final class BlockingStartTransport: FormDataTransport, @unchecked Sendable {
     func release() { gate.signal() }
 
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        _ = gate.wait(timeout: .now() + 10)
+        // Until the test releases it: its own limit is far beyond the test's waits, so that a
+        // start that held the send could never look like a timeout that ended it.
+        _ = gate.wait(timeout: .now() + 600)
         return Task(cancelled: cancelled)
     }
 }
@@ -120,12 +122,15 @@ struct FakeTransportTests {
         request.failedBlock = { ended.signal() }
         request.completionBlock = { ended.signal() }
         request.startAsynchronous()
-        let endedInTime = await TransportTestSupport.blocking { ended.wait(timeout: .now() + 5) == .success }
+        // The send's own clock ends it at 0.5 s whatever its transport does; a transport start
+        // that held it would hold it until released below. 30 s (it was 5) is a bound for a busy
+        // machine's late timer, not the promise: the start is released only after this wait.
+        let endedInTime = await TransportTestSupport.blocking { ended.wait(timeout: .now() + 30) == .success }
         transport.release()
         #expect(endedInTime, "the send did not end by its 0.5 s timeout while its transport's start was blocked")
         if case .timedOut? = request.error {} else { Issue.record("expected timedOut, got \(String(describing: request.error))") }
         // Once the start returns, the exchange the send gave up on is cancelled.
-        let deadline = Date(timeIntervalSinceNow: 5)
+        let deadline = Date(timeIntervalSinceNow: 30)
         while !transport.cancelled.current && Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
         #expect(transport.cancelled.current)
     }

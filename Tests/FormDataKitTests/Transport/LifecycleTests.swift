@@ -136,7 +136,9 @@ struct LifecycleTests {
         let file = try Support.makeFile(size: 20_000, seed: 9)
         defer { file.remove() }
         try await Support.withReceiver { receiver in
-            let request = FormDataRequest(url: receiver.url("/delay/8000"))
+            // Answered 20 s after each attempt (it was 8 s), ten times its 2 s timeout: a timer a
+            // busy machine runs late must still come before the answer; nothing waits for it.
+            let request = FormDataRequest(url: receiver.url("/delay/20000"))
             request.transport = kind.transport
             request.timeOutSeconds = Support.patientTimeout
             try request.addFile(file.path, forKey: "file")

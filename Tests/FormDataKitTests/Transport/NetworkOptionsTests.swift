@@ -1,8 +1,9 @@
 import Foundation
 import FormDataKitTestSupport
-import FormDataKit
 import FormDataKitTesting
 import Testing
+// @testable: the shutdown test waits on the curl loop's own state (its thread ended).
+@testable import FormDataKit
 
 /// ASIHTTPRequest's network properties over the curl transport, against the embedded receiver
 /// and the openssl-made HTTPS server: cookies, public-key pins, certificate checks, and the typed
@@ -151,11 +152,15 @@ struct NetworkOptionsTests {
         try await Self.withJarFileTurnedFIFO { receiver, file, transport, setting in
             let other = try TransportTestSupport.makeFile(size: 2_000, seed: 98)
             defer { other.remove() }
+            // The jar's write is under way (its thread blocked opening the FIFO): the event a 0.5 s
+            // wait used to hope for. The other sends finish meanwhile, and the send that set the
+            // cookie has not completed.
+            #expect(await TransportTestSupport.blocking { SpecialFiles.waitForThreadBlockedOpening(fifo: file) })
             await ReadAheadTests.sendOthers(5, file: other.path, to: receiver, on: transport)
-            #expect(await setting.outcome(within: 0.5) == nil, "completed before its cookies were written")
+            #expect(setting.finishedAt == nil, "completed before its cookies were written")
             let written = await TransportTestSupport.blocking { SpecialFiles.drainWriter(ofFIFO: file) }
             #expect(String(decoding: written ?? Data(), as: UTF8.self).contains("second\t2"))
-            #expect((try? await setting.outcome(within: 10)?.get()) == 200)
+            #expect((try? await setting.outcome(within: ReadAheadTests.eventBound)?.get()) == 200)
         }
     }
 
@@ -203,7 +208,10 @@ struct NetworkOptionsTests {
             let special = try SpecialFiles()
             for (path, kind) in special.all {
                 let transport = CurlTransport(configuration: .init(cookieJarFile: path))
-                let outcome = await ThreadedSend(Self.request(receiver.url("/upload"), transport: transport)).outcome(within: 5)
+                // "At once": the send fails without reading the file; what the bound catches is a
+                // send that reads it for ever (a minute, not 5 s, for a machine whose cores are busy).
+                let outcome = await ThreadedSend(Self.request(receiver.url("/upload"), transport: transport))
+                    .outcome(within: ReadAheadTests.eventBound)
                 if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
                 Self.expectNotARegularFile(outcome, path: path, kind: kind)
             }
@@ -213,17 +221,32 @@ struct NetworkOptionsTests {
     @Test("shutdown() waits for a cookie jar write still running on the reader pool; its send fails as cancelled")
     func shutdownWaitsForJarWrite() async throws {
         try await Self.withJarFileTurnedFIFO { _, file, transport, setting in
-            #expect(await setting.outcome(within: 0.5) == nil, "completed before its cookies were written")
+            // The jar's write is under way (its thread blocked opening the FIFO) before the shutdown
+            // comes: a 0.5 s wait used to hope so, and on a busy machine the shutdown could come
+            // first (the send then cancelled in flight, no write to wait for).
+            #expect(await TransportTestSupport.blocking { SpecialFiles.waitForThreadBlockedOpening(fifo: file) })
+            #expect(setting.finishedAt == nil, "completed before its cookies were written")
             let stopped = Locked(false)
             let shutdown = Task {
                 await transport.shutdown()
                 stopped.withLock { $0 = true }
             }
+            // The shutdown has got as far as it can without the write: the loop's thread ended.
+            let loop = transport.eventLoop
+            let loopStopped = await TransportTestSupport.blocking { () -> Bool in
+                let deadline = Date().addingTimeInterval(ReadAheadTests.eventBound)
+                while !loop.lock.withLock({ loop.stopped }), Date() < deadline { usleep(1_000) }
+                return loop.lock.withLock { loop.stopped }
+            }
+            #expect(loopStopped)
+            // A shutdown that did not wait for the write would return now; give it 300 ms to show.
+            // (This window cannot fail on a slow machine; it can only miss a wrong return there.)
             try await Task.sleep(for: .milliseconds(300))
             #expect(!stopped.current, "shutdown returned while the jar was still being written")
+            #expect(setting.finishedAt == nil, "completed before its cookies were written")
             _ = await TransportTestSupport.blocking { SpecialFiles.drainWriter(ofFIFO: file) }
             await shutdown.value
-            let outcome = await setting.outcome(within: 5)
+            let outcome = await setting.outcome(within: ReadAheadTests.eventBound)
             guard case .failure(.cancelled)? = outcome else {
                 Issue.record("expected the send to fail as cancelled, got \(String(describing: outcome))")
                 return
@@ -248,13 +271,14 @@ struct NetworkOptionsTests {
             let request = Self.request(server.url("/upload"), transport: transport)
             request.trustedCertificates = [anchor]
             request.clientCertificate = .init(path: path)
-            let outcome = await ThreadedSend(request).outcome(within: 5)
+            // As above: the bound catches a send that waits on the file for ever.
+            let outcome = await ThreadedSend(request).outcome(within: ReadAheadTests.eventBound)
             if outcome == nil { SpecialFiles.releaseReaders(ofFIFO: path) }
             Self.expectNotARegularFile(outcome, path: path, kind: kind)
         }
         let other = Self.request(server.url("/upload"), transport: transport)
         other.trustedCertificates = [anchor]
-        #expect((try? await ThreadedSend(other).outcome(within: 5)?.get()) == 200)
+        #expect((try? await ThreadedSend(other).outcome(within: ReadAheadTests.eventBound)?.get()) == 200)
     }
 
     @Test("validatesSecureCertificate = false accepts a self-signed certificate; true (the default) refuses it")

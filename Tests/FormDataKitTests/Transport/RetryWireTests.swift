@@ -17,6 +17,20 @@ struct RetryServer {
         try JSONDecoder().decode(RetryLog.self, from: Data(contentsOf: url("/log/\(name)")))
     }
 
+    /// What the server saw for test `name`, once `ready` holds: for a record the server may still
+    /// be writing after the client gave up (a body it reads after the client's timeout, on a
+    /// busy machine). Asked again every 20 ms; after 30 s (milliseconds are expected) the last
+    /// record is returned as it is, for the test's assertions to report.
+    func log(_ name: String, once ready: (RetryLog) -> Bool) async throws -> RetryLog {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var log = try self.log(name)
+        while !ready(log), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            log = try self.log(name)
+        }
+        return log
+    }
+
     func stop() { server.stop() }
 }
 
@@ -116,8 +130,11 @@ struct RetryWireTests {
     func timedOutPost(kind: TransportKind) async throws {
         let server = try await RetryServer()
         defer { server.stop() }
+        // The idle timeout is what is under test: 3 s, not 1, so that a server starved by a busy
+        // machine still reads the body (and answers the keyed retry) before it fires; the server
+        // holds each stalled answer 30 s, ten times that, so the timeout always fires first.
         let plain = Self.form(server, "/stall/3/timeout-plain", kind)
-        plain.timeOutSeconds = 1
+        plain.timeOutSeconds = 3
         plain.numberOfTimesToRetryOnTimeout = 2
         plain.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
         await #expect(throws: FormDataError.self) { try await plain.start() }
@@ -125,11 +142,13 @@ struct RetryWireTests {
             Issue.record("not a timeout: \(String(describing: plain.error))")
             return
         }
-        #expect(try server.log("timeout-plain").processed == 1)
-        #expect(try server.log("timeout-plain").arrivals.count == 1)
+        // A retry would have arrived before start() returned; the processing may lag the client.
+        let plainLog = try await server.log("timeout-plain") { $0.processed > 0 }
+        #expect(plainLog.processed == 1)
+        #expect(plainLog.arrivals.count == 1)
 
         let keyed = Self.form(server, "/stall/1/timeout-keyed", kind)
-        keyed.timeOutSeconds = 1
+        keyed.timeOutSeconds = 3
         keyed.idempotencyKey = "upload-\(kind.rawValue)"
         keyed.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
         let response = try await keyed.start()
@@ -140,7 +159,7 @@ struct RetryWireTests {
     }
 
     @Test(
-        "Retry-After (1 s, or an HTTP-date 2 s after Date) is waited for, within 10 %, measured between the arrivals",
+        "Retry-After (1 s, or an HTTP-date 2 s after Date) is waited for, measured between the answer and the next arrival",
         arguments: TransportKind.allCases, [(429, "seconds", 1.0), (503, "date", 2.0)])
     func retryAfter(kind: TransportKind, case: (status: Int, how: String, seconds: Double)) async throws {
         let server = try await RetryServer()
@@ -156,6 +175,14 @@ struct RetryWireTests {
         #expect(log.processed == 1)
         let answered = try #require(log.answered_at.first)
         let waited = log.arrivals[1].at - answered
-        #expect(waited >= `case`.seconds * 0.9 && waited <= `case`.seconds * 1.1, "waited \(waited) s")
+        // The wait happened: at least the delay (the server's clock reads before the answer goes
+        // out and after the retry's head came in, and a clock never runs fast; 2 % for the two
+        // processes reading it at different points of their work).
+        #expect(waited >= `case`.seconds * 0.98, "waited \(waited) s")
+        // And ended. The exact delay the driver arms is pinned without a clock by
+        // SendStateMachineRetryTests.retryAfter and RetryPolicyTests.retryAfter; on the wire the
+        // retry's timer, connection and head can be late by seconds on a loaded machine (this
+        // was "within 10 %", which one broke), so the bound is ten seconds past the delay.
+        #expect(waited <= `case`.seconds + 10, "waited \(waited) s")
     }
 }

@@ -5,8 +5,10 @@ printed as the first line on stdout, `PORT <n>`) and stops when its stdin closes
 Routes (the <key> makes "first time" per test):
   POST /upload/<key>        read the whole body; answer JSON {content_length, received, sha256}
   POST /close-first/<key>   first time: read 64 KiB of the body, then drop the connection
-  POST /stall-first/<key>   first time: read 64 KiB, then stop reading (the client times out)
-  POST /stall/<key>         read nothing and hold the connection (cancel tests)
+  POST /stall-first/<key>   first time: read 64 KiB, then stop reading (the client times out;
+                            dropped after 20 s, well past the tests' 3 s idle timeout; a
+                            URLSession exchange timed out or cancelled here ends only then)
+  POST /stall/<key>         read nothing and hold the connection (cancel tests; 20 s likewise)
   GET  /bomb/<size>         a gzip response that inflates to <size> zero bytes
   GET  /trickle/<n>         a <n>-byte body, one byte every 0.2 s (never idle, never quick)
   GET  /cookies/<round>     50 Set-Cookie headers of about 4 KB each, named c<round>_<i> (a flood)
@@ -117,11 +119,11 @@ class Handler(BaseHTTPRequestHandler):
         if route == "stall-first" and self.first_time(key):
             got = len(self.rfile.read(min(length, 65536)))
             self.record(content_length=length, received=got, sha256=None, complete=False)
-            time.sleep(8)
+            time.sleep(20)
             return self.drop()
         if route == "stall":
             self.record(content_length=length, received=0, sha256=None, complete=False)
-            time.sleep(8)
+            time.sleep(20)
             return self.drop()
         length, received, sha = self.read_all()
         self.record(content_length=length, received=received, sha256=sha, complete=received == length)

@@ -261,7 +261,9 @@ extension RealServers {
     /// free port first.
     static func waitUntilListening(
         _ process: SpawnedProcess, port: Int, pidFile: String,
-        timeout: TimeInterval = 15
+        // A minute (it was 15 s): Apache or tinyproxy start in a second or two, several times
+        // that on a machine whose cores are busy with other builds; the poll returns at once.
+        timeout: TimeInterval = 60
     ) async throws -> StartOutcome {
         // Polled on a thread of its own: in a full parallel run the Swift concurrency pool can be
         // busy for many seconds, and a poll that waited for it timed out a server that had been

@@ -25,13 +25,14 @@ enum RetryServerScript {
         Routes (<name> keeps each test's counts apart):
           POST /drop/<n>/<name>        process, then the first <n> arrivals drop the connection unanswered
           POST /stall/<n>/<name>       process, then the first <n> arrivals hold the connection unanswered
-                                       for 5 s (the client's idle timeout fires first)
+                                       for 30 s (the client's idle timeout, a few seconds, fires first)
           POST /busy/<status>/<how>/<name>  first arrival: read the body (not processed), answer <status>
                                        with `Retry-After: 1` (<how> = seconds) or an HTTP-date 2 s after the
                                        response's own `Date` (<how> = date); later arrivals: process
           GET  /log/<name>             JSON {arrivals: [{key, at}], processed: n, answered_at: [t]}: each
                                        arrival's key and time.monotonic() when its head was read, how many
-                                       times the body was processed, when each 429/503 was sent
+                                       times the body was processed, when each 429/503 was about to be
+                                       sent (taken before writing it: the client cannot have it earlier)
         """
         import email.utils
         import json
@@ -115,7 +116,7 @@ enum RetryServerScript {
                     self.process(name, key)
                     if count <= int(parts[2]):
                         if parts[1] == "stall":
-                            time.sleep(5)
+                            time.sleep(30)
                         return self.drop()
                     return self.answer(200, b"done", [("Content-Type", "text/plain")])
                 if len(parts) == 5 and parts[1] == "busy":
@@ -128,6 +129,10 @@ enum RetryServerScript {
                         else:
                             retry_after = "1"
                         body = b"busy"
+                        # Before the answer is written: taken after, a thread descheduled in
+                        # between (a busy machine) made the client's wait look short.
+                        with LOCK:
+                            record["answered_at"].append(time.monotonic())
                         self.send_response_only(int(parts[2]))
                         self.send_header("Date", email.utils.formatdate(now, usegmt=True))
                         self.send_header("Retry-After", retry_after)
@@ -135,8 +140,6 @@ enum RetryServerScript {
                         self.end_headers()
                         self.wfile.write(body)
                         self.wfile.flush()
-                        with LOCK:
-                            record["answered_at"].append(time.monotonic())
                         return
                     self.process(name, key)
                     return self.answer(200, b"done", [("Content-Type", "text/plain")])
