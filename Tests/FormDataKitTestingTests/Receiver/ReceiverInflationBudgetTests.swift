@@ -61,7 +61,7 @@ struct ReceiverInflationBudgetTests {
             #expect(answer.seconds < 10, "answered after \(answer.seconds) s")
             let described = try JSONDecoder().decode(ReceivedRequest.self, from: answer.body)
             #expect(described.parseError?.reason.contains("\(limit)") == true, "\(String(describing: described.parseError))")
-            #expect(described.form == nil)
+            #expect(described.form?.fields.count == nil, "the bomb was parsed")  // never print 250 MiB of form
             // Inflation stopped within one piece of the limit, not at the bomb's 250 MiB.
             let inflated = try #require(receiver.lastRequest?.inflatedBytes)
             #expect(inflated > limit && inflated <= limit + Self.inflatePiece)
