@@ -41,7 +41,8 @@ import Foundation
 ///   stops at once and the request is answered **413** with a ``ReceivedRequest/parseError``
 ///   naming the limit;
 /// - what all requests handled at once hold to inflate and parse their bodies (a URL-encoded
-///   body whole, a multipart body without its large files) is bounded in total by
+///   body whole, a multipart body without its large files; then the parsed form and the JSON
+///   answer) is bounded in total by
 ///   ``Limits/maxBufferedBytes`` (256 MiB): a request that would pass it stops inflating and
 ///   keeping, and is answered **413** naming the budget (``bufferedBytes``, ``peakBufferedBytes``);
 /// - a form body with more than ``Limits/maxParts`` parts (counted from its delimiters before

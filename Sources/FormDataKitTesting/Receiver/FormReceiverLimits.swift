@@ -47,9 +47,11 @@ extension FormReceiver {
         /// The most bytes all the requests being handled at once may hold to inflate and parse
         /// their bodies (a URL-encoded body whole, a multipart body without file contents over
         /// ``retainedFileBytes``), across every connection; a request that would pass it stops
-        /// inflating and keeping at once and is answered 413 naming it. Reserved as bytes are
-        /// kept, given back when the request is answered (see ``FormReceiver/bufferedBytes``);
-        /// parsing may take a few times what is held. Default 256 MiB.
+        /// inflating and keeping at once and is answered 413 naming it. The parsed form and the
+        /// JSON answer made of it count too (as JSON escapes them at most: a form of NUL bytes
+        /// answers six times its size), else the form is dropped and the answer is 413. Reserved
+        /// as bytes are kept, given back when the request is answered (see
+        /// ``FormReceiver/bufferedBytes``). Default 256 MiB.
         public var maxBufferedBytes: Int
 
         /// Limits with the given values (each defaulting to the value in ``default``).

@@ -150,6 +150,17 @@ extension FormReceiver {
                 }
             }
         }
+        if let parsed = form {
+            // The parsed form and the JSON answer made of it are held too, until it is answered.
+            let cost = Self.answerCost(of: parsed)
+            if budget.reserve(cost) {
+                held += cost
+            } else {
+                form = nil
+                failure = budgetFailure(at: count)
+                rejection = 413
+            }
+        }
         kept.drop()
         if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
             failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
@@ -160,6 +171,26 @@ extension FormReceiver {
             bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
             form: form, parseError: failure, capturePath: capturePath)
         return (received, rejection)
+    }
+
+    /// What answering with `form` holds beyond the kept body: its names and values, and the
+    /// JSON answer's share for them, counted as JSON escapes them at most (a control byte takes
+    /// 6, a quote, backslash or slash 2, any other byte 1) — a form of NUL bytes answers six
+    /// times its size. File contents count three times (bytes, base64, slack).
+    static func answerCost(of form: ParsedForm) -> Int {
+        func escaped(_ text: String) -> Int {
+            var count = text.utf8.count
+            for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x2F {
+                count += byte < 0x20 ? 5 : 1
+            }
+            return count
+        }
+        var cost = 0
+        for field in form.fields {
+            cost += field.name.utf8.count + field.value.utf8.count + escaped(field.name) + escaped(field.value)
+        }
+        for file in form.files { cost += file.name.utf8.count + file.fileName.utf8.count + 3 * file.data.count }
+        return cost
     }
 
     /// An upper bound on the number of parts in `body` of type `contentType`, counted from its

@@ -11,13 +11,13 @@ import Testing
 struct ReceiverInflationBudgetTests {
     typealias Client = ReceiverHardeningTests
 
-    /// `prefix` then `zeros` zero bytes, gzipped in 1 MiB pieces (never held whole).
-    static func bomb(zeros: Int, prefix: String = "a=") throws -> Data {
+    /// `prefix` then `zeros` bytes `byte` (zero by default), gzipped in 1 MiB pieces (never held whole).
+    static func bomb(zeros: Int, byte: UInt8 = 0, prefix: String = "a=") throws -> Data {
         var out = Data()
         let deflater = try GzipDeflater(level: 9)
         let sink: GzipDeflater.Sink = { chunk in out.append(contentsOf: chunk) }
         try deflater.compress(Data(prefix.utf8), into: sink)
-        let piece = Data(count: 1 << 20)
+        let piece = Data(repeating: byte, count: 1 << 20)
         var left = zeros
         while left > 0 {
             try deflater.compress(left >= piece.count ? piece : piece.prefix(left), into: sink)
@@ -72,10 +72,11 @@ struct ReceiverInflationBudgetTests {
 
     @Test("while one request holds bytes, another that would pass the total is answered 413 naming the budget; the first is parsed")
     func totalBudgetAcrossConnections() async throws {
-        let limits = FormReceiver.Limits(maxInflatedBytes: 6 << 20, maxBufferedBytes: 8 << 20)
+        let limits = FormReceiver.Limits(maxInflatedBytes: 32 << 20, maxBufferedBytes: 24 << 20)
         let held = 5 << 20
-        let first = try Self.bomb(zeros: held)
-        let second = try Self.bomb(zeros: held)
+        // Letters: the first's answer costs about twice its size (value and JSON), within the total.
+        let first = try Self.bomb(zeros: held, byte: UInt8(ascii: "x"))
+        let second = try Self.bomb(zeros: 20 << 20, byte: UInt8(ascii: "x"))
         try await Client.withReceiver(limits: limits) { receiver in
             // The first client sends all but the gzip trailer, so its body is inflated and held
             // while the request stays open.
@@ -90,9 +91,10 @@ struct ReceiverInflationBudgetTests {
             #expect(answer.status == 413)
             #expect(answer.seconds < 10, "answered after \(answer.seconds) s")  // the promise is 1 s
             let described = try JSONDecoder().decode(ReceivedRequest.self, from: answer.body)
-            #expect(described.parseError?.reason.contains("\(8 << 20)") == true, "\(String(describing: described.parseError))")
-            #expect((described.inflatedBytes ?? .max) <= 3 << 20 + Self.inflatePiece)  // stopped where the total was reached
-            #expect(receiver.peakBufferedBytes <= 8 << 20)
+            #expect(described.parseError?.reason.contains("\(24 << 20)") == true, "\(String(describing: described.parseError))")
+            // Stopped where the total was reached (24 MiB less the first's 5), not at its 20 MiB.
+            #expect((described.inflatedBytes ?? .max) <= 19 << 20 + Self.inflatePiece)
+            #expect(receiver.peakBufferedBytes <= 24 << 20)
 
             // The first ends its body and is parsed as usual.
             let rest = Data(request.suffix(8))
@@ -102,6 +104,29 @@ struct ReceiverInflationBudgetTests {
             }
             #expect(reading.statuses == [200], "\(reading.text.prefix(300))")
             #expect(receiver.requests.first { $0.path == "/first" }?.form?.value("a")?.utf8.count == held)
+            #expect(receiver.bufferedBytes == 0)
+        }
+    }
+
+    @Test("the parsed form and its JSON answer count too: 4 MiB of NULs (24 MiB of JSON) is refused, 4 MiB of letters parsed")
+    func answerCounts() async throws {
+        let limits = FormReceiver.Limits(maxInflatedBytes: 16 << 20, maxBufferedBytes: 16 << 20)
+        try await Client.withReceiver(limits: limits) { receiver in
+            let nul = try Self.bomb(zeros: 4 << 20)
+            let refused = try await Client.exchange(
+                port: receiver.port, Client.rawRequest("/nul", headers: Self.gzipForm, body: nul), timeout: 60)
+            #expect(refused.status == 413)
+            let described = try JSONDecoder().decode(ReceivedRequest.self, from: refused.body)
+            #expect(described.parseError?.reason.contains("\(16 << 20)") == true, "\(String(describing: described.parseError))")
+            #expect(described.form?.fields.count == nil, "the form was answered")
+            #expect(refused.body.count < 1 << 20)
+
+            let letters = try Self.bomb(zeros: 4 << 20, byte: UInt8(ascii: "x"))
+            let parsed = try await Client.exchange(
+                port: receiver.port, Client.rawRequest("/letters", headers: Self.gzipForm, body: letters), timeout: 60)
+            #expect(parsed.status == 200)
+            #expect(receiver.lastRequest?.form?.value("a")?.utf8.count == 4 << 20)
+            #expect(receiver.peakBufferedBytes <= 16 << 20)
             #expect(receiver.bufferedBytes == 0)
         }
     }
