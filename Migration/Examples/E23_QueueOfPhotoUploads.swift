@@ -38,7 +38,7 @@ func photoQueue(photos: [URL], to url: URL, delegate: PhotoBatchDelegate) throws
         let request = FormDataRequest(url: url)
         try request.setFile(photo.path, forKey: "photo")
         Example.prepareToSend(request)
-        queue.addOperation(request)
+        try queue.addOperation(request)
     }
     return queue
 }

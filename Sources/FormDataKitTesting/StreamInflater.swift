@@ -31,6 +31,16 @@ final class StreamInflater {
     /// Inflates `chunk` (whose first byte is at `offset` in the compressed body), calling `sink`
     /// with each inflated piece.
     func feed(_ chunk: Data, offset: Int, sink: (UnsafeRawBufferPointer) -> Void) throws(FormParseError) {
+        try feed(chunk, offset: offset) { (piece: UnsafeRawBufferPointer) -> Bool in
+            sink(piece)
+            return true
+        }
+    }
+
+    /// Inflates `chunk` as ``feed(_:offset:sink:)`` does, piece by piece (at most 256 KiB each),
+    /// until `sink` returns false: then it inflates nothing more of `chunk` (a caller over its
+    /// limit stops at once, and feeds no more).
+    func feed(_ chunk: Data, offset: Int, while sink: (UnsafeRawBufferPointer) -> Bool) throws(FormParseError) {
         var failure: FormParseError?
         chunk.withUnsafeBytes { (input: UnsafeRawBufferPointer) in
             guard let base = input.bindMemory(to: UInt8.self).baseAddress else { return }
@@ -46,7 +56,7 @@ final class StreamInflater {
                 stream.pointee.avail_out = uInt(bufferSize)
                 let code = inflate(stream, Z_NO_FLUSH)
                 let produced = bufferSize - Int(stream.pointee.avail_out)
-                if produced > 0 { sink(UnsafeRawBufferPointer(start: buffer, count: produced)) }
+                if produced > 0, !sink(UnsafeRawBufferPointer(start: buffer, count: produced)) { return }
                 if code == Z_STREAM_END {
                     isFinished = true
                     continue

@@ -121,7 +121,7 @@ enum QueueWorkload {
             request.timeOutSeconds = 120
             request.addPostValue("value \(index)", forKey: "field")
             try request.addFile(arguments[3], forKey: "file")
-            queue.addOperation(request)
+            try queue.addOperation(request)
             requests.append(request)
         }
         queue.go()

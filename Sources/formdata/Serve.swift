@@ -9,7 +9,9 @@ struct Serve: AsyncParsableCommand {
         discussion: """
             Limits (defaults in the README's bounds table): --max-connections (excess answered 503), \
             --head-timeout and --body-idle-timeout in seconds (slow clients get 408), --max-body \
-            (413), --record-max and --record-total-max for captures. Sizes take K, M or G. \
+            (413), --max-inflated (one gzip body inflated, 413) and --max-buffered (what all requests \
+            at once hold to inflate and parse, 413), --record-max and --record-total-max for captures. \
+            Sizes take K, M or G. \
             Authorization, Cookie and Proxy-Authorization values are printed redacted unless \
             --show-secrets; captures keep them, and are written 0600.
             """)
@@ -43,6 +45,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-body"), help: "The largest request body; larger is answered 413 (default 16G).")
     var maxBody: String?
 
+    @Option(name: .customLong("max-inflated"), help: "The most one gzip body inflates to; more is answered 413 (default 64M).")
+    var maxInflated: String?
+
+    @Option(
+        name: .customLong("max-buffered"),
+        help: "The most bytes all requests at once hold to inflate and parse bodies; more is answered 413 (default 256M).")
+    var maxBuffered: String?
+
     @Flag(name: .customLong("show-secrets"), help: "Print Authorization, Cookie and Proxy-Authorization values.")
     var showSecrets = false
 
@@ -66,6 +76,8 @@ struct Serve: AsyncParsableCommand {
         if let recordMax { limits.maxCaptureBytes = try Self.size(recordMax, option: "--record-max") }
         if let recordTotalMax { limits.maxRecordedBytes = try Self.size(recordTotalMax, option: "--record-total-max") }
         if let maxBody { limits.maxBodyBytes = try Self.size(maxBody, option: "--max-body") }
+        if let maxInflated { limits.maxInflatedBytes = try Self.size(maxInflated, option: "--max-inflated") }
+        if let maxBuffered { limits.maxBufferedBytes = try Self.size(maxBuffered, option: "--max-buffered") }
         if let maxConnections {
             guard maxConnections > 0 else { throw ValidationError("--max-connections takes a positive number") }
             limits.maxConnections = maxConnections

@@ -35,7 +35,7 @@ func runQueuedUploads(count: Int, sizeKiB: Int, url: URL) -> Never {
         request.timeOutSeconds = 60
         request.setPostValue("\(index)", forKey: "index")
         do { try request.addFile(path, forKey: "photo") } catch { report(describe(error)) }
-        queue.addOperation(request)
+        do { try queue.addOperation(request) } catch { report(describe(error)) }
     }
     let queued = statusKiB("VmRSS")
     let spooled = TemporaryStorage.currentFiles().count

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a ``NetworkQueue`` needs of a request: its exact body length without building or
-/// spooling a body it keeps, joining the queue, starting, and failing unstarted.
+/// spooling a body it keeps, joining the queue (at most one, never while it is sent),
+/// starting, and failing unstarted.
 extension FormDataRequest {
     /// The exact number of bytes the body will have, computed by encoding the form as segments
     /// (files are not read, nothing is spooled, nothing is kept). A compressed body's length is
@@ -13,11 +14,20 @@ extension FormDataRequest {
         return try? Self.encodedLength(of: snapshot)
     }
 
-    /// Joins `observer`'s queue as request `id` (the queue is held weakly).
-    func join(_ observer: any RequestQueueObserver, id: Int) {
-        sending.withLock {
-            $0.queue.observer = observer
-            $0.queue.id = id
+    /// Joins `observer`'s queue as request `id` (the queue is held weakly), or gives why not:
+    /// the one rule of queue membership — a request is in one queue at a time, and joins none
+    /// while it is being sent. Checked and set under the request's lock, so two queues adding
+    /// it at once cannot both succeed.
+    /// - Returns: nil once joined; ``FormDataError/requestAlreadyQueued(url:isRunning:)`` when refused.
+    func join(_ observer: any RequestQueueObserver, id: Int) -> FormDataError? {
+        let url = self.url
+        return sending.withLock { state -> FormDataError? in
+            if state.queue.observer != nil || state.current.inFlight {
+                return .requestAlreadyQueued(url: url.absoluteString, isRunning: state.current.inFlight)
+            }
+            state.queue.observer = observer
+            state.queue.id = id
+            return nil
         }
     }
 

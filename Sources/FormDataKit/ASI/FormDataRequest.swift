@@ -118,7 +118,9 @@ public final class FormDataRequest: Sendable {
     }
 
     /// How many threads compress the body: 0 (the default) chooses automatically, 1 always uses
-    /// one thread, n ≥ 2 uses n worker threads for any body size.
+    /// one thread, n ≥ 2 asks for n worker threads for any body size — never more than the
+    /// active processors (`ProcessInfo.activeProcessorCount`) nor the body's 256 KiB blocks
+    /// (20,000 on a two-core machine starts two; a 300 KiB body gets at most two).
     ///
     /// Automatic means one thread for bodies under 4 MiB
     /// or on a machine with one active processor, and otherwise one worker per active processor

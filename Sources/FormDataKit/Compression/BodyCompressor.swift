@@ -85,7 +85,9 @@ package enum BodyCompressor {
     /// The number of compression threads `requested` (0 = automatic, or a count ≥ 1) means for
     /// a body of `length` bytes. Automatic is one thread for bodies under
     /// ``parallelMinimumLength`` or on a machine with one active processor, else one per active
-    /// processor, at most ``maximumAutomaticThreads``.
+    /// processor, at most ``maximumAutomaticThreads``. A count asked for is passed on as it is:
+    /// the parallel compressor clamps it to the processors and the body's blocks
+    /// (``ParallelGzipCompressor/workerCount(requested:length:blockSize:processors:)``).
     package static func threadCount(for requested: Int, length: UInt64) -> Int {
         if requested > 0 { return requested }
         let processors = min(ProcessInfo.processInfo.activeProcessorCount, maximumAutomaticThreads)

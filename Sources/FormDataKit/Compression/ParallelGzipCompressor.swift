@@ -15,8 +15,12 @@ import Foundation
 /// Adaptive compression works per block: a block never mixes levels, so it is cut short where
 /// the level changes (at most one extra sync marker, 4–5 bytes, per change).
 ///
-/// At most ``maxBlocksInFlight`` (threads + 1) blocks wait for or are in compression; with the
-/// block being filled and the one after it, memory stays at about `(threads + 3) × 2 × blockSize`
+/// The workers are the threads asked for, clamped (``workerCount(requested:length:blockSize:processors:)``,
+/// the one place the count is bounded) to the active processors and to the number of blocks the
+/// body cuts into: asking for 20,000 on a two-core machine starts two.
+///
+/// At most ``maxBlocksInFlight`` (workers + 1) blocks wait for or are in compression; with the
+/// block being filled and the one after it, memory stays at about `(workers + 3) × 2 × blockSize`
 /// (input and output) plus zlib's state per worker and level — about 4 MiB on two threads —
 /// whatever the body size. Every zlib return code is checked.
 package final class ParallelGzipCompressor: @unchecked Sendable {
@@ -25,12 +29,16 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
     /// in a 31 MiB process with 256 KiB blocks, 34 MiB with 512 KiB).
     package static let defaultBlockSize = 1 << 18
 
-    /// Worker threads.
-    package let threads: Int
+    /// Worker threads asked for (at least 1).
+    package let requestedThreads: Int
+    /// The active processors the worker count is clamped to.
+    package let processors: Int
     /// The most input bytes per block.
     package let blockSize: Int
-    /// The most blocks handed to workers and not yet written.
-    package let maxBlocksInFlight: Int
+    /// Worker threads started for the body being compressed (0 before ``compress(_:settings:into:)``).
+    package private(set) var threads = 0
+    /// The most blocks handed to workers and not yet written (workers + 1).
+    package private(set) var maxBlocksInFlight = 0
 
     // Shared with the workers, guarded by `condition`.
     private let condition = NSCondition()
@@ -49,12 +57,27 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
     private var summary = CompressionSummary(bytesIn: 0, bytesOut: 0, levelChanges: 0)
     private var lastWrittenLevel: Int32?
 
-    /// A compressor for one body with `threads` workers (at least 1) and blocks of `blockSize`
-    /// bytes (at least 1).
-    package init(threads: Int, blockSize: Int = defaultBlockSize) {
-        self.threads = max(1, threads)
+    /// A compressor for one body with up to `threads` workers (at least 1; clamped to
+    /// `processors` and the body's blocks) and blocks of `blockSize` bytes (at least 1).
+    package init(threads: Int, blockSize: Int = defaultBlockSize, processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        requestedThreads = max(1, threads)
         self.blockSize = max(1, blockSize)
-        maxBlocksInFlight = self.threads + 1
+        self.processors = max(1, processors)
+    }
+
+    /// The workers started for a body of `length` bytes: `requested`, at most `processors` (more
+    /// threads than cores only add switching) and at most the number of `blockSize`-byte blocks
+    /// the body cuts into (a worker with no block does nothing); at least 1.
+    /// - Parameters:
+    ///   - requested: the threads asked for.
+    ///   - length: the body's length in bytes.
+    ///   - blockSize: the most input bytes per block.
+    ///   - processors: the active processors.
+    /// - Returns: the worker count.
+    package static func workerCount(requested: Int, length: UInt64, blockSize: Int, processors: Int) -> Int {
+        let size = UInt64(max(1, blockSize))
+        let blocks = length / size + (length % size == 0 ? 0 : 1)
+        return Int(min(UInt64(max(1, requested)), UInt64(max(1, processors)), max(1, blocks)))
     }
 
     /// Compresses `source` with `settings` (its level and adaptive flag), passing the gzip stream
@@ -64,6 +87,8 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
     ) throws(FormDataError) -> CompressionSummary {
         try ZlibSupport.validate(level: settings.level)
         let chosen = ZlibSupport.effectiveLevel(settings.level)
+        threads = Self.workerCount(requested: requestedThreads, length: source.length, blockSize: blockSize, processors: processors)
+        maxBlocksInFlight = threads + 1
         startWorkers()
         defer { shutDown() }
         try write(Self.header(level: chosen), into: sink)

@@ -113,6 +113,14 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// receiving stopped there, so a hostile or broken server cannot exhaust memory (ASI code 1:
     /// the connection was dropped).
     case responseTooLarge(limit: UInt64)
+
+    // MARK: - Queue membership
+
+    /// ``NetworkQueue/addOperation(_:)`` refused the request to `url`: it is already in a queue
+    /// (this one or another, waiting or running), or `isRunning`: it is being sent. A request is
+    /// in one queue at a time (`NSOperationQueue` raised for an operation already enqueued or
+    /// executing); the queue is left as it was. ASI code 5.
+    case requestAlreadyQueued(url: String, isRunning: Bool)
 }
 
 /// The error beneath a sending failure, kept as plain values so ``FormDataError`` stays
@@ -162,7 +170,7 @@ extension FormDataError {
         case .authenticationNeeded: return 3
         case .cancelled: return 4
         case .unableToCreateRequest, .requestInProgress, .invalidRequestHeader, .invalidRequestMethod, .invalidRequestCookie,
-            .invalidCredential:
+            .invalidCredential, .requestAlreadyQueued:
             return 5
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
@@ -183,7 +191,8 @@ extension FormDataError {
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
-            .invalidRequestMethod, .invalidRequestCookie, .invalidCredential, .tooMuchRedirection, .redirectRefused, .responseTooLarge:
+            .invalidRequestMethod, .invalidRequestCookie, .invalidCredential, .tooMuchRedirection, .redirectRefused, .responseTooLarge,
+            .requestAlreadyQueued:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -273,6 +282,10 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "The redirect from \(from) to \(to) was not followed: \(reason)"
         case .responseTooLarge(let limit):
             return "The response body exceeds the limit of \(limit) bytes"
+        case .requestAlreadyQueued(let url, let isRunning):
+            return isRunning
+                ? "The request to \(url) is being sent: a queue takes a request only when it is idle"
+                : "The request to \(url) is already in a queue: a request is in one queue at a time"
         }
     }
 

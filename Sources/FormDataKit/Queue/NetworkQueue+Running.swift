@@ -19,37 +19,71 @@ extension NetworkQueue: RequestQueueObserver {
             let actions = core.machine.handle(event)
             updateProgress(core.machine)
             if let (delegate, event) = notice { post(delegate, event, streams: Array(core.streams.values)) }
-            var work: [(FormDataRequest, NetworkQueueStateMachine.Action)] = []
-            for action in actions {
-                switch action {
-                case .queueFinished:
-                    core.noticesPending += 1
-                    let (delegate, streams) = (core.delegate, Array(core.streams.values))
-                    mailbox.post { [self] in
-                        delegate?.queueFinished(self)
-                        for stream in streams { stream.yield(.queueFinished) }
-                        self.core.withLock { $0.noticesPending -= 1 }
-                        idle.withLock { idle.broadcast() }
-                    }
-                    core.keepAlive = nil
-                case .start(let id):
-                    if let request = core.requests[id] { work.append((request, action)) }
-                    core.keepAlive = self
-                case .cancelRunning(let id):
-                    core.cancelled.insert(id)
-                    if let request = core.requests[id] { work.append((request, action)) }
-                case .failUnstarted(let id):
-                    if let request = core.requests[id] { work.append((request, action)) }
-                }
-            }
-            return work
+            return collect(actions, &core)
         }
+        perform(work)
+    }
+
+    /// Adds `request` with its `host` and `share`, or refuses it (``FormDataError/requestAlreadyQueued(url:isRunning:)``)
+    /// leaving the queue as it was. The request joins (the one check of membership, under the
+    /// request's lock) and the machine hears of it in one step under the queue's lock, so a send
+    /// of the request that ends meanwhile is never reported before the queue knows the request.
+    func add(_ request: FormDataRequest, host: String, share: UInt64) throws(FormDataError) {
+        let joined = core.withLock { core -> Result<[(FormDataRequest, NetworkQueueStateMachine.Action)], FormDataError> in
+            let id = core.nextID + 1
+            // Lock order: the queue's, then the request's (a request never calls its queue
+            // while holding its own lock).
+            if let refusal = request.join(self, id: id) { return .failure(refusal) }
+            core.nextID = id
+            core.requests[id] = request
+            let actions = core.machine.handle(.add(id: id, host: host, uploadShare: share))
+            updateProgress(core.machine)
+            return .success(collect(actions, &core))
+        }
+        perform(try joined.get())
+    }
+
+    /// What the machine's `actions` need done outside the lock; the bookkeeping (the finished
+    /// notice, the cancelled set, keeping the queue alive) is done here, under it.
+    private func collect(
+        _ actions: [NetworkQueueStateMachine.Action], _ core: inout Core
+    ) -> [(FormDataRequest, NetworkQueueStateMachine.Action)] {
+        var work: [(FormDataRequest, NetworkQueueStateMachine.Action)] = []
+        for action in actions {
+            switch action {
+            case .queueFinished:
+                core.noticesPending += 1
+                let (delegate, streams) = (core.delegate, Array(core.streams.values))
+                mailbox.post { [self] in
+                    delegate?.queueFinished(self)
+                    for stream in streams { stream.yield(.queueFinished) }
+                    self.core.withLock { $0.noticesPending -= 1 }
+                    idle.withLock { idle.broadcast() }
+                }
+                core.keepAlive = nil
+            case .start(let id):
+                if let request = core.requests[id] { work.append((request, action)) }
+                core.keepAlive = self
+            case .cancelRunning(let id):
+                core.cancelled.insert(id)
+                if let request = core.requests[id] { work.append((request, action)) }
+            case .failUnstarted(let id):
+                if let request = core.requests[id] { work.append((request, action)) }
+            }
+        }
+        return work
+    }
+
+    /// Carries out the machine's actions on the requests (outside the lock).
+    private func perform(_ work: [(FormDataRequest, NetworkQueueStateMachine.Action)]) {
         for (request, action) in work {
             switch action {
             case .start(let id):
-                if !request.sendForQueue() {
-                    self.request(request, id: id, endedWith: .requestInProgress)
-                } else if core.withLock({ $0.cancelled.contains(id) }) {
+                // False: the request was started by hand after it joined. That send reports
+                // to this queue as request `id` when it ends (the request is this queue's
+                // member until then), so nothing is failed here and the batch goes on.
+                _ = request.sendForQueue()
+                if core.withLock({ $0.cancelled.contains(id) }) {
                     // Cancelled between the machine's start and the send's claim.
                     request.cancel()
                 }

@@ -11,7 +11,7 @@ import Foundation
 /// for photo in photos {
 ///     let request = FormDataRequest(url: uploadURL)
 ///     try request.addFile(photo, forKey: "photo")
-///     queue.addOperation(request)
+///     try queue.addOperation(request)
 /// }
 /// queue.go()
 /// ```
@@ -168,18 +168,20 @@ public final class NetworkQueue: @unchecked Sendable {
 
     /// Adds `request`; it is sent when the queue is not suspended and a slot is free. With
     /// ``showAccurateProgress`` its body length is counted now (computed, nothing built).
-    /// - Parameter request: the request (not being sent elsewhere).
-    public func addOperation(_ request: FormDataRequest) {
+    ///
+    /// A request is in one queue at a time: one already in a queue (this one or another,
+    /// waiting or running) or being sent is refused, and the queue is left as it was — the
+    /// batch goes on and finishes as if the call had not been made. `NSOperationQueue` raised
+    /// for an operation already enqueued or executing; here it is an error you can catch. Once
+    /// the request has ended (``NetworkQueueDelegate/requestFinished(_:)`` or
+    /// ``NetworkQueueDelegate/requestFailed(_:)``), it may be added again.
+    /// - Parameter request: the request (not in a queue, not being sent).
+    /// - Throws: ``FormDataError/requestAlreadyQueued(url:isRunning:)`` naming the request's URL.
+    public func addOperation(_ request: FormDataRequest) throws(FormDataError) {
         let accurate = showAccurateProgress
         let share = accurate ? max(1, request.exactPostLengthWithoutSpooling ?? 1) : 1
         let host = request.url.host?.lowercased() ?? ""
-        let id = core.withLock { core -> Int in
-            core.nextID += 1
-            core.requests[core.nextID] = request
-            return core.nextID
-        }
-        request.join(self, id: id)
-        apply(.add(id: id, host: host, uploadShare: share))
+        try add(request, host: host, share: share)
     }
 
     /// Starts the queue (ASI's `go`: ``isSuspended`` becomes false).

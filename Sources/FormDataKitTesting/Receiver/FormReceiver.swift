@@ -37,8 +37,14 @@ import Foundation
 /// is answered 400 or 501 and its connection closed). A request that reaches the receiver has
 /// its body read to its end (and recorded), but:
 /// - a body larger than ``keepLimit`` (after inflation) is counted and hashed, not parsed;
-/// - a gzip body is inflated up to ``Limits/maxInflatedBytes``; beyond that inflation stops and
-///   the request is answered **413** with a ``ReceivedRequest/parseError`` naming the limit;
+/// - a gzip body is inflated up to ``Limits/maxInflatedBytes`` (64 MiB); beyond that inflation
+///   stops at once and the request is answered **413** with a ``ReceivedRequest/parseError``
+///   naming the limit;
+/// - what all requests handled at once hold to inflate and parse their bodies (a URL-encoded
+///   body whole, a multipart body without its large files; then the parsed form and the JSON
+///   answer) is bounded in total by
+///   ``Limits/maxBufferedBytes`` (256 MiB): a request that would pass it stops inflating and
+///   keeping, and is answered **413** naming the budget (``bufferedBytes``, ``peakBufferedBytes``);
 /// - a form body with more than ``Limits/maxParts`` parts (counted from its delimiters before
 ///   parsing) is not parsed and is answered **413**;
 /// - a request whose target and header fields take more than ``Limits/maxHeaderBytes`` bytes is
@@ -78,6 +84,8 @@ public final class FormReceiver: Sendable {
 
     private let server: LoopbackHTTPServer
     private let log = Locked(RequestLog())
+    /// What all requests being handled hold to inflate and parse (``Limits/maxBufferedBytes``).
+    let budget: ReceiverBufferBudget
     private let onRequest: (@Sendable (ReceivedRequest) -> Void)?
     let recorder: Recorder?
     /// Where raw captures of the requests are written, if anywhere.
@@ -93,6 +101,7 @@ public final class FormReceiver: Sendable {
         self.port = port
         self.keepLimit = keepLimit
         self.limits = limits
+        budget = ReceiverBufferBudget(total: limits.maxBufferedBytes)
         self.recorder = recorder
         self.onRequest = onRequest
     }
@@ -159,6 +168,14 @@ public final class FormReceiver: Sendable {
     /// The last request received.
     public var lastRequest: ReceivedRequest? { log.withLock { $0.entries.last?.request } }
 
+    /// The bytes the requests being handled hold now to inflate and parse their bodies, at most
+    /// ``Limits/maxBufferedBytes`` (0 once every request has been answered).
+    public var bufferedBytes: Int { budget.held }
+
+    /// The most bytes held at once to inflate and parse bodies since the receiver started (never
+    /// more than ``Limits/maxBufferedBytes``).
+    public var peakBufferedBytes: Int { budget.peak }
+
     /// Forgets the requests received so far.
     public func reset() { log.withLock { $0 = RequestLog() } }
 
@@ -172,7 +189,10 @@ public final class FormReceiver: Sendable {
             discard
             ? request.query.contains { $0.name == "sha256" && $0.value == "1" }
             : !request.query.contains { $0.name == "sha256" && $0.value == "0" }
-        let (full, rejection) = try receive(request, body: body, keep: !discard, hash: hashAll, record: !discard)
+        // What the request holds to inflate and parse its body, given back once it is answered.
+        var held = 0
+        defer { budget.release(held) }
+        let (full, rejection) = try receive(request, body: body, keep: !discard, hash: hashAll, record: !discard, held: &held)
         let received = full.keepingFileBytes(upTo: limits.retainedFileBytes)
         log.withLock { $0.append(received, limits: limits) }
         defer { onRequest?(received) }

@@ -6,8 +6,8 @@ extension FormReceiver {
     /// much it remembers and records. Every one is configurable; the defaults are in the README's
     /// bounds table.
     public struct Limits: Sendable, Equatable {
-        /// The largest inflated size of a `Content-Encoding: gzip` body; beyond it inflation
-        /// stops and the request is answered 413. Default 256 MiB.
+        /// The largest inflated size of one `Content-Encoding: gzip` body; inflation stops as
+        /// soon as it is passed (within 256 KiB) and the request is answered 413. Default 64 MiB.
         public var maxInflatedBytes: Int
         /// The most parts a form body may have (multipart parts, or URL-encoded pairs); a body
         /// with more is not parsed and is answered 413. Default 10 000.
@@ -44,6 +44,15 @@ extension FormReceiver {
         /// The most bytes of captures one receiver writes; once its captures take this much it
         /// records no more (`formdata serve --record-total-max`). Default 4 GiB.
         public var maxRecordedBytes: Int
+        /// The most bytes all the requests being handled at once may hold to inflate and parse
+        /// their bodies (a URL-encoded body whole, a multipart body without file contents over
+        /// ``retainedFileBytes``), across every connection; a request that would pass it stops
+        /// inflating and keeping at once and is answered 413 naming it. The parsed form and the
+        /// JSON answer made of it count too (as JSON escapes them at most: a form of NUL bytes
+        /// answers six times its size), else the form is dropped and the answer is 413. Reserved
+        /// as bytes are kept, given back when the request is answered (see
+        /// ``FormReceiver/bufferedBytes``). Default 256 MiB.
+        public var maxBufferedBytes: Int
 
         /// Limits with the given values (each defaulting to the value in ``default``).
         /// - Parameters:
@@ -59,11 +68,13 @@ extension FormReceiver {
         ///   - maxBodyBytes: see ``maxBodyBytes``.
         ///   - maxCaptureBytes: see ``maxCaptureBytes``.
         ///   - maxRecordedBytes: see ``maxRecordedBytes``.
+        ///   - maxBufferedBytes: see ``maxBufferedBytes``.
         public init(
-            maxInflatedBytes: Int = 256 << 20, maxParts: Int = 10_000, maxHeaderBytes: Int = 32 << 10,
+            maxInflatedBytes: Int = 64 << 20, maxParts: Int = 10_000, maxHeaderBytes: Int = 32 << 10,
             logLimit: Int = 1000, logByteLimit: Int = 64 << 20, retainedFileBytes: Int = 64 << 10,
             maxConnections: Int = 512, headDeadline: Double = 30, bodyIdleDeadline: Double = 30,
-            maxBodyBytes: Int = 16 << 30, maxCaptureBytes: Int = 256 << 20, maxRecordedBytes: Int = 4 << 30
+            maxBodyBytes: Int = 16 << 30, maxCaptureBytes: Int = 256 << 20, maxRecordedBytes: Int = 4 << 30,
+            maxBufferedBytes: Int = 256 << 20
         ) {
             self.maxInflatedBytes = maxInflatedBytes
             self.maxParts = maxParts
@@ -77,12 +88,13 @@ extension FormReceiver {
             self.maxBodyBytes = maxBodyBytes
             self.maxCaptureBytes = maxCaptureBytes
             self.maxRecordedBytes = maxRecordedBytes
+            self.maxBufferedBytes = maxBufferedBytes
         }
 
-        /// The defaults: 256 MiB inflated, 10 000 parts, 32 KiB of header fields, 1000 logged
+        /// The defaults: 64 MiB inflated per request, 10 000 parts, 32 KiB of header fields, 1000 logged
         /// requests, 64 MiB of log, 64 KiB of file bytes per logged request, 512 connections,
         /// 30 s for a head, 30 s of body silence, 16 GiB of body, 256 MiB per capture, 4 GiB of
-        /// captures.
+        /// captures, 256 MiB held to inflate and parse by all requests at once.
         public static let `default` = Limits()
 
         /// What the HTTP server enforces before the receiver sees a request.

@@ -16,15 +16,17 @@ extension FormReceiver {
         }
     }
 
-    /// Compressed input is inflated this much at a time, so a gzip bomb overshoots
-    /// ``Limits/maxInflatedBytes`` by at most about a thousand times this.
+    /// Compressed input is handed to the inflater this much at a time; inflation stops within
+    /// the inflated piece (at most 256 KiB) that passes ``Limits/maxInflatedBytes`` or the
+    /// budget.
     private static let inflateSlice = 4096
 
     /// Reads the whole body as a stream and describes it; with the status to answer when it broke
-    /// one of the ``limits``.
-    func receive(_ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool, record: Bool) throws -> (
-        ReceivedRequest, Int?
-    ) {
+    /// one of the ``limits``. What it keeps to parse is reserved in ``budget`` first, the
+    /// reservation added to `held` (given back by the caller once the request is answered).
+    func receive(
+        _ request: LoopbackHTTPServer.Request, body: BodyReader, keep: Bool, hash: Bool, record: Bool, held: inout Int
+    ) throws -> (ReceivedRequest, Int?) {
         var rejection: Int?
         var failure: FormParseError?
         let headBytes = Self.headBytes(of: request)
@@ -50,6 +52,32 @@ extension FormReceiver {
         let inflater: StreamInflater? = gzip && rejection == nil ? try? StreamInflater() : nil
         let recorder = record ? self.recorder?.begin(request) : nil
         let maxInflated = limits.maxInflatedBytes
+        let budget = self.budget
+        var overBudget = false
+        /// Brings the reservation to what `kept` holds; false (nothing kept any more) when the
+        /// budget cannot take it.
+        func account() -> Bool {
+            let now = kept.heldBytes
+            if now < held {
+                budget.release(held - now)
+                held = now
+            } else if now > held {
+                guard budget.reserve(now - held) else {
+                    kept.drop()
+                    overBudget = true
+                    return account()
+                }
+                held = now
+            }
+            return true
+        }
+        func budgetFailure(at offset: Int) -> FormParseError {
+            FormParseError(
+                offset: offset,
+                reason:
+                    "The body needs more than the receiver's budget of \(budget.total) bytes held at once by all requests to inflate and parse them (not parsed)"
+            )
+        }
         do {
             while let chunk = try body.next() {
                 recorder?.write(chunk)
@@ -59,13 +87,11 @@ extension FormReceiver {
                     while start < chunk.endIndex, failure == nil {
                         let end = min(chunk.endIndex, start + Self.inflateSlice)
                         do {
-                            try inflater.feed(chunk[start..<end], offset: count + (start - chunk.startIndex)) { piece in
+                            try inflater.feed(chunk[start..<end], offset: count + (start - chunk.startIndex)) { piece -> Bool in
                                 inflatedCount += piece.count
-                                if inflatedCount > maxInflated {
-                                    kept.drop()
-                                } else {
-                                    kept.append(Data(piece))
-                                }
+                                guard inflatedCount <= maxInflated else { return false }
+                                kept.append(Data(piece))
+                                return account() && !overBudget
                             }
                         } catch {
                             failure = error
@@ -75,12 +101,22 @@ extension FormReceiver {
                                 offset: count + (end - chunk.startIndex),
                                 reason: "The gzip body inflates to more than the receiver's limit of \(maxInflated) bytes")
                             rejection = 413
+                        } else if failure == nil, overBudget {
+                            failure = budgetFailure(at: count + (end - chunk.startIndex))
+                            rejection = 413
+                        }
+                        if failure != nil {
                             kept.drop()
+                            _ = account()
                         }
                         start = end
                     }
-                } else {
+                } else if failure == nil {
                     kept.append(chunk)
+                    if !account() || overBudget {
+                        failure = budgetFailure(at: count + chunk.count)
+                        rejection = 413
+                    }
                 }
                 count += chunk.count
             }
@@ -114,6 +150,17 @@ extension FormReceiver {
                 }
             }
         }
+        if let parsed = form {
+            // The parsed form and the JSON answer made of it are held too, until it is answered.
+            let cost = Self.answerCost(of: parsed)
+            if budget.reserve(cost) {
+                held += cost
+            } else {
+                form = nil
+                failure = budgetFailure(at: count)
+                rejection = 413
+            }
+        }
         kept.drop()
         if failure == nil, !gzip, let declared = request.header("Content-Length").flatMap({ Int($0) }), declared != count {
             failure = FormParseError(offset: count, reason: "Content-Length says \(declared) bytes but \(count) arrived")
@@ -124,6 +171,26 @@ extension FormReceiver {
             bodySHA256: hash ? rawHash.hexDigest : nil, inflatedBytes: gzip ? inflatedCount : nil,
             form: form, parseError: failure, capturePath: capturePath)
         return (received, rejection)
+    }
+
+    /// What answering with `form` holds beyond the kept body: its names and values, and the
+    /// JSON answer's share for them, counted as JSON escapes them at most (a control byte takes
+    /// 6, a quote, backslash or slash 2, any other byte 1) — a form of NUL bytes answers six
+    /// times its size. File contents count three times (bytes, base64, slack).
+    static func answerCost(of form: ParsedForm) -> Int {
+        func escaped(_ text: String) -> Int {
+            var count = text.utf8.count
+            for byte in text.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x2F {
+                count += byte < 0x20 ? 5 : 1
+            }
+            return count
+        }
+        var cost = 0
+        for field in form.fields {
+            cost += field.name.utf8.count + field.value.utf8.count + escaped(field.name) + escaped(field.value)
+        }
+        for file in form.files { cost += file.name.utf8.count + file.fileName.utf8.count + 3 * file.data.count }
+        return cost
     }
 
     /// An upper bound on the number of parts in `body` of type `contentType`, counted from its

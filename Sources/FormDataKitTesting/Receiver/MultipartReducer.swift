@@ -59,6 +59,9 @@ struct MultipartReducer {
     /// Whether any file's content was left out of ``reduced``.
     var reducedAny: Bool { files.contains { $0.reduced } }
 
+    /// About the bytes it holds: the reduced body and the window it searches.
+    var heldBytes: Int { reduced.count + window.count }
+
     /// Adds the next bytes of the body.
     mutating func feed(_ bytes: Data) {
         if start > 0 {
@@ -241,6 +244,9 @@ struct KeptBody {
         whole = Data()
         reducer = nil
     }
+
+    /// The bytes it holds now (what ``ReceiverBufferBudget`` counts).
+    var heldBytes: Int { whole.count + (reducer?.heldBytes ?? 0) }
 
     /// Whether file contents were left out (the parser's view of sizes and offsets differs).
     var reduced: Bool { reducer?.reducedAny ?? false }

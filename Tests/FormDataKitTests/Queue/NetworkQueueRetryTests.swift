@@ -30,7 +30,7 @@ struct NetworkQueueRetryTests {
             let sent = Locked<Int64>(0)
             let delegate = SentBytesRecorder(sent: sent, fractions: fractions, queue: queue)
             request.delegate = delegate
-            queue.addOperation(request)
+            try queue.addOperation(request)
             await Support.blocking {
                 queue.go()
                 queue.waitUntilAllOperationsAreFinished()

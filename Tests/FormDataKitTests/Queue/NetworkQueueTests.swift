@@ -72,7 +72,7 @@ struct NetworkQueueTests {
                 request.delegate = requestSide
                 request.startedBlock = { recorder.record("req-block started \(index)") }
                 request.completionBlock = { recorder.record("req-block finished \(index)") }
-                queue.addOperation(request)
+                try queue.addOperation(request)
             }
             #expect(queue.requestsCount == 3)
             #expect(queue.isSuspended)
@@ -106,11 +106,11 @@ struct NetworkQueueTests {
             let refusing = try RefusingPort()  // held until the test ends: no other server takes the port
             let failing = Self.request(refusing.url("/refused"), kind)
             recorder.name(failing, "failing")
-            queue.addOperation(failing)
+            try queue.addOperation(failing)
             let rest = (0..<3).map { Self.request(receiver.url("/never\($0)"), kind) }
             for (index, request) in rest.enumerated() {
                 recorder.name(request, "\(index)")
-                queue.addOperation(request)
+                try queue.addOperation(request)
             }
             await Support.blocking {
                 queue.go()
@@ -135,9 +135,9 @@ struct NetworkQueueTests {
             queue.maxConcurrentOperationCount = 1
             let refusing = try RefusingPort()  // held until the test ends: no other server takes the port
             let failing = Self.request(refusing.url("/refused"), kind)
-            queue.addOperation(failing)
+            try queue.addOperation(failing)
             let rest = (0..<3).map { Self.request(receiver.url("/sent\($0)"), kind) }
-            for request in rest { queue.addOperation(request) }
+            for request in rest { try queue.addOperation(request) }
             await Support.blocking {
                 queue.go()
                 queue.waitUntilAllOperationsAreFinished()
@@ -163,7 +163,7 @@ struct NetworkQueueTests {
                 let request = Self.request(receiver.url("/upload"), kind)
                 try request.addFile(file.path, forKey: "photo")
                 request.bytesSentBlock = { _, _ in fractions.withLock { $0.append(queue.uploadProgress.fractionCompleted) } }
-                queue.addOperation(request)
+                try queue.addOperation(request)
                 // Sized, not built: no body is held while the request waits.
                 #expect(request.bodySource == nil)
                 requests.append(request)
@@ -196,9 +196,9 @@ struct NetworkQueueTests {
             let first = Self.request(receiver.url("/first"), kind)
             recorder.name(first, "first")
             // Added from the first request's own completion, while the queue still counts it.
-            first.completionBlock = { queue.addOperation(late) }
+            first.completionBlock = { try? queue.addOperation(late) }
             queue.delegate = recorder
-            queue.addOperation(first)
+            try queue.addOperation(first)
             await Support.blocking {
                 queue.go()
                 queue.waitUntilAllOperationsAreFinished()
@@ -220,7 +220,7 @@ struct NetworkQueueTests {
             let requests = (0..<3).map { Self.request(receiver.url("/held\($0)"), .curl) }
             for request in requests {
                 request.failedBlock = { failed.withLock { $0 += 1 } }
-                queue.addOperation(request)
+                try queue.addOperation(request)
             }
             #expect(queue.core.withLock { $0.machine.running } == 0)
             queue.reset()
@@ -243,8 +243,8 @@ struct NetworkQueueTests {
             let events = queue.events
             let waiting = Self.request(receiver.url("/cancelled"), .curl)
             let sent = Self.request(receiver.url("/sent"), .curl)
-            queue.addOperation(sent)
-            queue.addOperation(waiting)
+            try queue.addOperation(sent)
+            try queue.addOperation(waiting)
             waiting.cancel()
             queue.go()
             var seen: [String] = []
@@ -278,7 +278,7 @@ struct NetworkQueueTests {
             queue.showAccurateProgress = true
             queue.maxConcurrentOperationCount = 2
             // No delegate and no block on the requests: what the queue hears of them is all internal.
-            for index in 0..<6 { queue.addOperation(Self.request(receiver.url("/t\(index)"), kind, field: "\(index)")) }
+            for index in 0..<6 { try queue.addOperation(Self.request(receiver.url("/t\(index)"), kind, field: "\(index)")) }
             await Support.blocking {
                 queue.go()
                 queue.waitUntilAllOperationsAreFinished()
@@ -296,14 +296,14 @@ struct NetworkQueueTests {
     }
 
     @Test("copy keeps the delegate and settings, not the requests; a new queue is suspended")
-    func copyQueue() {
+    func copyQueue() throws {
         let recorder = QueueRecorder()
         let queue = NetworkQueue()
         queue.delegate = recorder
         queue.shouldCancelAllRequestsOnFailure = false
         queue.showAccurateProgress = true
         queue.userInfo = ["batch": 7]
-        queue.addOperation(FormDataRequest(url: URL(string: "http://127.0.0.1:9/x")!))
+        try queue.addOperation(FormDataRequest(url: URL(string: "http://127.0.0.1:9/x")!))
         let copied = queue.copy()
         #expect(copied.delegate === recorder)
         #expect(!copied.shouldCancelAllRequestsOnFailure)
