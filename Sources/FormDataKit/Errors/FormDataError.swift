@@ -113,6 +113,15 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// receiving stopped there, so a hostile or broken server cannot exhaust memory (ASI code 1:
     /// the connection was dropped).
     case responseTooLarge(limit: UInt64)
+
+    // MARK: - The file owner (files FormDataKit creates)
+
+    /// Something already exists at `path` — a file (whoever owns it), a symbolic link, a FIFO, a
+    /// device — where FormDataKit was to create a new file of its own: a
+    /// ``FormDataRequest/temporaryFileDownloadPath`` that exists, or one another download is
+    /// using. FormDataKit never reuses a file: what is there was left untouched, and nothing was
+    /// sent (ASI code 8, reported as ``fileManagement(underlying:)`` while sending).
+    case fileExists(path: String)
 }
 
 /// The error beneath a sending failure, kept as plain values so ``FormDataError`` stays
@@ -167,7 +176,7 @@ extension FormDataError {
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
-        case .fileUnwritable: return 8
+        case .fileUnwritable, .fileExists: return 8
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
         case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
@@ -179,7 +188,7 @@ extension FormDataError {
     /// Wraps a build error in the sending category ASIHTTPRequest used for it.
     package static func whileSending(_ error: FormDataError) -> FormDataError {
         switch error {
-        case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
+        case .temporaryFileFailed, .fileUnwritable, .fileExists: return .fileManagement(underlying: error)
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
@@ -273,6 +282,9 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "The redirect from \(from) to \(to) was not followed: \(reason)"
         case .responseTooLarge(let limit):
             return "The response body exceeds the limit of \(limit) bytes"
+        case .fileExists(let path):
+            return
+                "Something already exists at \(path): FormDataKit creates its files new and never writes into an existing one (it was left as it was)"
         }
     }
 
