@@ -37,9 +37,11 @@ final class ResponseReceiving: @unchecked Sendable {
             || callbacks.bytesReceivedBlock != nil
     }
 
-    /// Opens the temporary file when the body goes to a file (not when ``FormDataRequest/dataReceivedBlock``
-    /// takes it: as in ASIHTTPRequest, the block wins).
-    /// - Throws: ``FormDataError/fileUnwritable(path:errno:)`` naming the temporary path.
+    /// Creates the temporary file when the body goes to a file (not when ``FormDataRequest/dataReceivedBlock``
+    /// takes it: as in ASIHTTPRequest, the block wins), before anything is sent.
+    /// - Throws: ``FormDataError/fileExists(path:)`` naming the temporary path when something is
+    ///   there already (it is left alone); ``FormDataError/fileUnwritable(path:errno:)`` naming it
+    ///   when it cannot be created.
     init(callbacks: SendCallbacks, settings: SendSettings) throws(FormDataError) {
         if let destination = settings.downloadDestinationPath, callbacks.dataReceivedBlock == nil {
             file = try ResponseDownloadFile(destination: destination, temporaryPath: settings.temporaryFileDownloadPath)

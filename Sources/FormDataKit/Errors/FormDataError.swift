@@ -121,6 +121,15 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// in one queue at a time (`NSOperationQueue` raised for an operation already enqueued or
     /// executing); the queue is left as it was. ASI code 5.
     case requestAlreadyQueued(url: String, isRunning: Bool)
+
+    // MARK: - The file owner (files FormDataKit creates)
+
+    /// Something already exists at `path` — a file (whoever owns it), a symbolic link, a FIFO, a
+    /// device — where FormDataKit was to create a new file of its own: a
+    /// ``FormDataRequest/temporaryFileDownloadPath`` that exists, or one another download is
+    /// using. FormDataKit never reuses a file: what is there was left untouched, and nothing was
+    /// sent (ASI code 8, reported as ``fileManagement(underlying:)`` while sending).
+    case fileExists(path: String)
 }
 
 /// The error beneath a sending failure, kept as plain values so ``FormDataError`` stays
@@ -175,7 +184,7 @@ extension FormDataError {
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
-        case .fileUnwritable: return 8
+        case .fileUnwritable, .fileExists: return 8
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
         case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
@@ -187,7 +196,7 @@ extension FormDataError {
     /// Wraps a build error in the sending category ASIHTTPRequest used for it.
     package static func whileSending(_ error: FormDataError) -> FormDataError {
         switch error {
-        case .temporaryFileFailed, .fileUnwritable: return .fileManagement(underlying: error)
+        case .temporaryFileFailed, .fileUnwritable, .fileExists: return .fileManagement(underlying: error)
         case .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return .compression(underlying: error)
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
@@ -286,6 +295,9 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return isRunning
                 ? "The request to \(url) is being sent: a queue takes a request only when it is idle"
                 : "The request to \(url) is already in a queue: a request is in one queue at a time"
+        case .fileExists(let path):
+            return
+                "Something already exists at \(path): FormDataKit creates its files new and never writes into an existing one (it was left as it was)"
         }
     }
 

@@ -8,9 +8,9 @@ import Foundation
 /// Writes a file the caller named all at once or not at all: the bytes go to a hidden sibling
 /// (`.<name>.formdatakit-<random>`, same directory, so the final `rename(2)` is atomic) that is
 /// renamed over `path` only when everything was written. On any failure the sibling is removed
-/// and whatever was at `path` before is untouched. The file is created 0600 with `O_EXCL`, so
-/// it is never opened through a symbolic link, and the rename replaces a link at `path` rather
-/// than writing where it points.
+/// and whatever was at `path` before is untouched. The sibling is created, moved and removed by
+/// ``OwnedFile`` (0600, `O_EXCL`: never an existing file, never through a symbolic link), and the
+/// rename replaces a link at `path` rather than writing where it points.
 package enum DestinationFile {
     /// Receives bytes to append to the file (valid only during the call).
     package typealias Sink = (UnsafeRawBufferPointer) throws(FormDataError) -> Void
@@ -24,8 +24,7 @@ package enum DestinationFile {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let partial = "\(directory)/.\(url.lastPathComponent).formdatakit-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        let fd = open(partial, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw .fileUnwritable(path: path, errno: errno) }
+        let (file, fd) = try OwnedFile.create(at: partial) { code in .fileUnwritable(path: path, errno: code) }
         var closed = false
         do throws(FormDataError) {
             try body { (chunk) throws(FormDataError) in
@@ -33,13 +32,13 @@ package enum DestinationFile {
             }
             closed = true
             if close(fd) != 0 { throw .fileUnwritable(path: path, errno: errno) }
-            if rename(partial, path) != 0 {
-                let code = errno
+            let code = file.move(to: path)
+            if code != 0 {
                 throw code == EISDIR ? .fileIsDirectory(path: path) : .fileUnwritable(path: path, errno: code)
             }
         } catch {
             if !closed { close(fd) }
-            unlink(partial)
+            file.remove()
             throw error
         }
     }

@@ -12,7 +12,10 @@ import Foundation
 /// or cancel the temporary file is removed.
 ///
 /// The temporary file is the caller's path when given, else a hidden sibling of the destination
-/// (`.<name>.formdatakit-<random>`, same directory: the final rename is atomic). Not thread-safe:
+/// (`.<name>.formdatakit-<random>`, same directory: the final rename is atomic). Either way it is
+/// created new by ``OwnedFile``: a caller's path that exists (a file planted there, a link, a
+/// FIFO, a device, another download's temporary file) is refused with
+/// ``FormDataError/fileExists(path:)`` and left as it was, without blocking. Not thread-safe:
 /// its owner calls it in order.
 final class ResponseDownloadFile: @unchecked Sendable {
     // `@unchecked`: its owner calls it in order, one call at a time (a serial mailbox).
@@ -20,23 +23,23 @@ final class ResponseDownloadFile: @unchecked Sendable {
     /// Where the complete body goes.
     let destination: String
     /// Where the body is written while it arrives.
-    let temporaryPath: String
+    var temporaryPath: String { file.path }
+    private let file: OwnedFile
     private var descriptor: Int32
 
-    /// Opens the temporary file (created 0600, truncated; never through a symbolic link).
+    /// Creates the temporary file (0600, new: never an existing file or a symbolic link).
     /// - Parameters:
     ///   - destination: where the complete body goes.
     ///   - temporaryPath: where it is written meanwhile; nil: a hidden sibling of `destination`.
-    /// - Throws: ``FormDataError/fileUnwritable(path:errno:)`` naming the temporary path.
+    /// - Throws: ``FormDataError/fileExists(path:)`` naming the temporary path when something is
+    ///   there already; ``FormDataError/fileUnwritable(path:errno:)`` naming it when it cannot be created.
     init(destination: String, temporaryPath: String?) throws(FormDataError) {
         self.destination = destination
         let url = URL(fileURLWithPath: destination)
-        let sibling =
-            "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).formdatakit-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
-        self.temporaryPath = temporaryPath ?? sibling
-        let flags = O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (temporaryPath == nil ? O_EXCL : 0)
-        descriptor = open(self.temporaryPath, flags, 0o600)
-        guard descriptor >= 0 else { throw .fileUnwritable(path: self.temporaryPath, errno: errno) }
+        let path =
+            temporaryPath
+            ?? "\(url.deletingLastPathComponent().path)/.\(url.lastPathComponent).formdatakit-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        (file, descriptor) = try OwnedFile.create(at: path) { code in .fileUnwritable(path: path, errno: code) }
     }
 
     deinit { discard() }
@@ -60,28 +63,35 @@ final class ResponseDownloadFile: @unchecked Sendable {
     }
 
     /// Closes the file and moves it to ``destination`` (replacing what was there). Across file
-    /// systems it is copied to a hidden sibling of the destination first, then renamed.
+    /// systems it is copied to a hidden sibling of the destination first, then renamed. Only the
+    /// file that was created is moved or copied: when something else is at the temporary path
+    /// now, it fails and leaves that alone.
     /// - Throws: ``FormDataError/fileUnwritable(path:errno:)`` naming the destination (the
-    ///   temporary file is removed then, and the destination left as it was).
+    ///   temporary file is removed then, and the destination left as it was), or the temporary
+    ///   path (`ENOENT`) when the file is no longer there.
     func complete() throws(FormDataError) {
         guard descriptor >= 0 else { return }
         let closed = close(descriptor)
         descriptor = -1
         if closed != 0 {
             let code = errno
-            unlink(temporaryPath)
+            file.remove()
             throw .fileUnwritable(path: temporaryPath, errno: code)
         }
-        if rename(temporaryPath, destination) == 0 { return }
-        let code = errno
+        let code = file.move(to: destination)
+        if code == 0 { return }
         guard code == EXDEV else {
-            unlink(temporaryPath)
+            file.remove()
+            if code == ENOENT { throw .fileUnwritable(path: temporaryPath, errno: code) }
             throw code == EISDIR ? .fileIsDirectory(path: destination) : .fileUnwritable(path: destination, errno: code)
         }
-        defer { unlink(temporaryPath) }
+        defer { file.remove() }
         try DestinationFile.write(to: destination) { (sink) throws(FormDataError) in
-            let input = open(temporaryPath, O_RDONLY | O_CLOEXEC)
-            guard input >= 0 else { throw .fileUnwritable(path: destination, errno: errno) }
+            let input: Int32
+            switch file.openForReading() {
+            case .success(let opened): input = opened
+            case .failure(let failure): throw .fileUnwritable(path: destination, errno: failure.code)
+            }
             defer { close(input) }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
             defer { buffer.deallocate() }
@@ -97,11 +107,12 @@ final class ResponseDownloadFile: @unchecked Sendable {
         }
     }
 
-    /// Closes and removes the temporary file (failure, cancel); the destination is untouched.
+    /// Closes and removes the temporary file (failure, cancel); the destination is untouched, and
+    /// so is anything that took the temporary file's place.
     func discard() {
         guard descriptor >= 0 else { return }
         close(descriptor)
         descriptor = -1
-        unlink(temporaryPath)
+        file.remove()
     }
 }

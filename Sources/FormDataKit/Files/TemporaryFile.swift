@@ -6,13 +6,15 @@ import Darwin
 import Foundation
 
 /// A temporary file FormDataKit created (a spooled or compressed body). It is removed when the
-/// last reference goes away, or earlier with ``remove()``, so it is never left behind.
+/// last reference goes away, or earlier with ``remove()``, so it is never left behind; removal
+/// goes through ``OwnedFile``, which unlinks the path only while it is still the file created.
 public final class TemporaryFile: Sendable {
     /// The file's path (inside ``TemporaryStorage/directory()``).
-    public let path: String
+    public var path: String { file.path }
+    private let file: OwnedFile
     private let removed = Locked(false)
 
-    init(path: String) { self.path = path }
+    init(_ file: OwnedFile) { self.file = file }
 
     deinit { remove() }
 
@@ -22,7 +24,7 @@ public final class TemporaryFile: Sendable {
             defer { value = true }
             return value
         }
-        if !already { unlink(path) }
+        if !already { file.remove() }
     }
 
     /// The file's current size in bytes, or nil when it cannot be read.

@@ -83,8 +83,8 @@ public enum TemporaryStorage {
         return try result.get()
     }
 
-    /// Creates a new empty file (mode 0600) in the private directory and returns it with an open
-    /// read-write descriptor the caller must close.
+    /// Creates a new empty file (mode 0600, through ``OwnedFile``) in the private directory and
+    /// returns it with an open read-write descriptor the caller must close.
     package static func makeFile(purpose: String) throws(FormDataError) -> (file: TemporaryFile, descriptor: Int32) {
         let result: Result<(TemporaryFile, Int32), FormDataError> = state.withLock { state in
             var failure = FormDataError.temporaryFileFailed(path: baseDirectory, operation: "create", errno: ENOENT)
@@ -98,12 +98,16 @@ public enum TemporaryStorage {
                 let name = "\(purpose)-\(number)-\(randomSuffix())"
                 let path = "\(owned.path)/\(name)"
                 // Relative to the checked directory's descriptor: no path walk to race with.
-                let fd = openat(owned.directoryFD, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
-                if fd >= 0 { return .success((TemporaryFile(path: path), fd)) }
-                let code = errno
-                failure = .temporaryFileFailed(path: path, operation: "create", errno: code)
+                do throws(FormDataError) {
+                    let (file, fd) = try OwnedFile.create(at: path, in: owned.directoryFD, name: name, access: .readWrite) { code in
+                        .temporaryFileFailed(path: path, operation: "create", errno: code)
+                    }
+                    return .success((TemporaryFile(file), fd))
+                } catch {
+                    failure = error
+                }
                 // The directory vanished (a temp cleaner): make it again.
-                guard code == ENOENT && attempt < 2 else { break }
+                guard case .temporaryFileFailed(_, _, ENOENT) = failure, attempt < 2 else { break }
                 release(owned)
                 state.owned = nil
             }
@@ -248,15 +252,20 @@ public enum TemporaryStorage {
         } else if !isPrivateDirectory(info) {
             code = EPERM
         } else {
-            lockFD = openat(directoryFD, stagingName, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if lockFD < 0 || flock(lockFD, LOCK_EX | LOCK_NB) != 0
-                || renameat(directoryFD, stagingName, directoryFD, lockFileName) != 0
-            {
-                code = errno
+            do throws(FormDataError) {
+                lockFD = try OwnedFile.create(
+                    at: "\(path)/\(stagingName)", in: directoryFD, name: stagingName, access: .readWrite
+                ) { code in .temporaryFileFailed(path: path, operation: "create directory", errno: code) }.descriptor
+                if flock(lockFD, LOCK_EX | LOCK_NB) != 0 || renameat(directoryFD, stagingName, directoryFD, lockFileName) != 0 {
+                    code = errno
+                }
+            } catch {
+                if case .temporaryFileFailed(_, _, let failed) = error { code = failed } else { code = EEXIST }
             }
         }
         if code != 0 {
             if lockFD >= 0 { close(lockFD) }
+            // In the directory just made (0700, this user's): only this process writes there.
             _ = unlinkat(directoryFD, stagingName, 0)
             close(directoryFD)
             rmdir(path)
