@@ -322,15 +322,24 @@ final class Send: @unchecked Sendable {
     }
 }
 
-/// Hands the response of one exchange to its observer as it arrives, on the event loop.
+/// Hands the response of one exchange to its observer as it arrives, on the event loop. While
+/// the observer's consumer is behind (its ``ResponseDemand`` withheld), a body part's future
+/// stays pending — AsyncHTTPClient reads no further for this exchange, and nothing waits on
+/// the event loop — until demand is back.
 private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
-    // `@unchecked`: only the observer (Sendable) is kept.
+    // `@unchecked`: only the observer (Sendable), the demand and locked state are kept.
     typealias Response = Void
     private let observer: any TransportObserver
+    private let demand: ResponseDemand?
+    /// The pending body part's promise while paused, completed once (resumed, or the exchange failed).
+    private let paused = Locked<EventLoopPromise<Void>?>(nil)
     /// Whether the whole response arrived.
     let responseComplete = Locked(false)
 
-    init(observer: any TransportObserver) { self.observer = observer }
+    init(observer: any TransportObserver) {
+        self.observer = observer
+        demand = ResponseDemand.of(observer)
+    }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         var headers: [String: String] = [:]
@@ -343,7 +352,17 @@ private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         observer.transportDidReceiveBodyData(Data(buffer.readableBytesView))
-        return task.eventLoop.makeSucceededVoidFuture()
+        guard let demand, demand.isWithheld else { return task.eventLoop.makeSucceededVoidFuture() }
+        let promise = task.eventLoop.makePromise(of: Void.self)
+        paused.withLock { $0 = promise }
+        let pauses = demand.pausesReceiving { [paused] in paused.withLock { $0.take() }?.succeed(()) }
+        if !pauses { paused.withLock { $0.take() }?.succeed(()) }
+        return promise.futureResult
+    }
+
+    func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
+        // The exchange failed or was cancelled while paused: no promise is left pending.
+        paused.withLock { $0.take() }?.succeed(())
     }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws { responseComplete.withLock { $0 = true } }

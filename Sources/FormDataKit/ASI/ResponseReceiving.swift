@@ -1,30 +1,51 @@
 import Foundation
 
+/// Where each write of a response file goes, in order, in the file's writer (never on a
+/// transport's thread): the file itself by default. A request may be given another
+/// (``SendSettings/responseFileWriter``), as a test gives one that holds writes back the way a
+/// slow disk does.
+protocol ResponseFileWriter: Sendable {
+    /// Appends `data` to `file`.
+    /// - Parameters:
+    ///   - data: the next bytes of the body.
+    ///   - file: the response's temporary file.
+    /// - Throws: what the file's write throws (``FormDataError/fileUnwritable(path:errno:)``).
+    func write(_ data: Data, to file: ResponseDownloadFile) throws(FormDataError)
+}
+
+/// Writes straight to the file.
+struct DirectResponseFileWriter: ResponseFileWriter {
+    func write(_ data: Data, to file: ResponseDownloadFile) throws(FormDataError) { try file.write(data) }
+}
+
 /// The response body of one send of a ``FormDataRequest`` as it arrives: written to
 /// ``FormDataRequest/downloadDestinationPath`` through a temporary file, counted for
 /// ``FormDataRequest/bytesReceivedBlock`` and a queue's download progress, handed to
 /// ``FormDataRequest/dataReceivedBlock``.
 ///
 /// Threads: ``responseHead(_:)`` and ``received(_:)`` come in order from the send driver (one
-/// at a time, possibly on a transport's thread): they only count and queue work. File writes
-/// run in order in a ``SerialMailbox`` on the shared global queue, never on the transport's
-/// thread; when more than ``writeBacklogLimit`` bytes wait to be written (a disk slower than
-/// the network) the driver's thread waits, so memory stays bounded.
+/// at a time, possibly on a transport's thread): they only count and queue work, and never
+/// wait. File writes run in order in a ``SerialMailbox`` on the shared global queue, never on
+/// the transport's thread. The bytes waiting to be written are counted by ``demand``: past
+/// ``writeBacklogLimit`` (a disk slower than the network) the transport pauses this send's
+/// exchange — and only it — until the writes are down to half of that, so memory stays bounded.
 final class ResponseReceiving: @unchecked Sendable {
     // `@unchecked`: `received`/`expected` are touched by the driver's events only (one at a
-    // time); `file` only in `writes`; `backlog`/`failure` under `condition`.
+    // time); `file` only in `writes`; `failure` under `lock`.
 
-    /// The most response bytes waiting to be written before the driver's thread waits.
-    static let writeBacklogLimit = 8 * 1024 * 1024
+    /// The most response bytes waiting to be written before the send's exchange pauses receiving.
+    static let writeBacklogLimit = ResponseDemand.defaultLimit
 
     /// Whether the finished response keeps its body (false with a data block or a file).
     let keepsBody: Bool
     /// Whether the response goes to a file.
     var writesFile: Bool { file != nil }
+    /// The back-pressure of the file's writes, for the send driver's exchanges (nil without a file).
+    let demand: ResponseDemand?
     private let file: ResponseDownloadFile?
+    private let writer: any ResponseFileWriter
     private let writes = SerialMailbox()
-    private let condition = NSCondition()
-    private var backlog = 0
+    private let lock = Locked()
     private var failure: FormDataError?
     private var received: UInt64 = 0
     private var expected: UInt64 = 0
@@ -49,6 +70,8 @@ final class ResponseReceiving: @unchecked Sendable {
             file = nil
         }
         keepsBody = file == nil && callbacks.dataReceivedBlock == nil
+        writer = settings.responseFileWriter
+        demand = file == nil ? nil : ResponseDemand(limit: Self.writeBacklogLimit)
     }
 
     /// A response head: the body starts again (after a redirect or a retry).
@@ -65,7 +88,7 @@ final class ResponseReceiving: @unchecked Sendable {
     /// - Returns: the bytes of this response so far and its expected length (0: unknown).
     func received(_ data: Data) -> (received: UInt64, expected: UInt64) {
         received += UInt64(data.count)
-        if let file { queueWrite(data.count) { (_) throws(FormDataError) in try file.write(data) } }
+        if let file { queueWrite(data.count) { [writer] (_) throws(FormDataError) in try writer.write(data, to: file) } }
         return (received, expected)
     }
 
@@ -78,7 +101,7 @@ final class ResponseReceiving: @unchecked Sendable {
         guard let file else { return then(result) }
         writes.post { [self] in
             var outcome = result
-            if let failure = condition.withLock({ failure }) {
+            if let failure = lock.withLock({ failure }) {
                 outcome = .failure(.whileSending(failure))
                 file.discard()
             } else if case .success = result {
@@ -90,22 +113,24 @@ final class ResponseReceiving: @unchecked Sendable {
         }
     }
 
+    /// Queues `work` on the file's writer, counting its `count` bytes in ``demand`` until it
+    /// ran: never waits (the transport pauses when too many are outstanding). After a failure
+    /// the rest is skipped and nothing pauses any more: the send is being cancelled.
     private func queueWrite(_ count: Int, _ work: @escaping @Sendable (Int) throws(FormDataError) -> Void) {
-        condition.withLock {
-            while backlog > Self.writeBacklogLimit && failure == nil { condition.wait() }
-            backlog += count
-        }
+        demand?.took(count)
         writes.post { [self] in
-            let skip = condition.withLock { failure != nil }
+            let skip = lock.withLock { failure != nil }
             var error: FormDataError?
             if !skip {
                 do throws(FormDataError) { try work(count) } catch let thrown { error = thrown }
             }
-            condition.withLock {
-                backlog -= count
-                if let error, failure == nil { failure = error }
-                condition.broadcast()
+            let firstFailure = lock.withLock { () -> Bool in
+                guard let error, failure == nil else { return false }
+                failure = error
+                return true
             }
+            if firstFailure { demand?.release() }
+            demand?.finished(count)
             if error != nil { cancelSend?() }
         }
     }

@@ -132,7 +132,7 @@ final class SendContext: @unchecked Sendable {
         let driver = SendDriver(
             request: transportRequest, transport: request.transport, bodyFile: bodyFile,
             retriesOnTimeout: settings.numberOfTimesToRetryOnTimeout, retryPolicy: settings.retryPolicy, onResponseBody: onResponseBody,
-            keepsResponseBody: receiving?.keepsBody ?? true
+            keepsResponseBody: receiving?.keepsBody ?? true, responseDemand: receiving?.demand
         ) { [self] event in handle(event, bodyFile: bodyFile) }
         receiving?.cancelSend = { [weak driver] in driver?.cancel() }
         let cancelNow = request.sending.withLock { state -> Bool in

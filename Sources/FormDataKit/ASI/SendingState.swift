@@ -47,6 +47,9 @@ struct SendSettings {
     var temporaryFileDownloadPath: String?
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
+    /// Where a response written to a file goes, write by write (the file itself; a test passes
+    /// one that holds writes back, as a slow disk does).
+    var responseFileWriter: any ResponseFileWriter = DirectResponseFileWriter()
 }
 
 /// Where and what to report: the delegate (held weakly) and the blocks.

@@ -30,6 +30,8 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let onResponseBody: (@Sendable (Data) -> Void)?
     private let keepsResponseBody: Bool
+    /// The back-pressure of the consumer of `onResponseBody`, handed to every exchange.
+    private let responseDemand: ResponseDemand?
     /// The façade's events waiting to run (under `lock`).
     private var outbox = SendDriverOutbox()
     private let lock = Locked()
@@ -56,17 +58,20 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///     events (a response's bytes after its ``Event/responseHead(_:)``).
     ///   - keepsResponseBody: whether the finished response carries the body (false: it was
     ///     handed to `onResponseBody` only).
+    ///   - responseDemand: how far `onResponseBody`'s consumer is behind: each exchange's
+    ///     transport pauses receiving while it withholds demand (nil: it never does).
     ///   - onEvent: the façade's events, in order, one at a time.
     package init(
         request: TransportRequest, transport: any FormDataTransport, bodyFile: TemporaryFile? = nil, retriesOnTimeout: Int = 0,
         retryPolicy: RetryPolicy? = nil,
-        onResponseBody: (@Sendable (Data) -> Void)? = nil, keepsResponseBody: Bool = true,
+        onResponseBody: (@Sendable (Data) -> Void)? = nil, keepsResponseBody: Bool = true, responseDemand: ResponseDemand? = nil,
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.transport = transport
         self.onEvent = onEvent
         self.onResponseBody = onResponseBody
         self.keepsResponseBody = keepsResponseBody || onResponseBody == nil
+        self.responseDemand = responseDemand
         self.bodyFile = bodyFile
         let capabilities = transport.capabilities
         machine = SendStateMachine(
@@ -228,7 +233,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
         for action in actions {
             switch action {
             case .startExchange(let id, let request):
-                let task = transport.start(request, observer: ExchangeObserver(driver: self, id: id))
+                let task = transport.start(request, observer: ExchangeObserver(driver: self, id: id, responseDemand: responseDemand))
                 let cancelNow = lock.withLock { () -> Bool in
                     if cancelledExchanges.contains(id) || machine.isFinished { return true }
                     tasks[id] = task
@@ -305,10 +310,12 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     }
 }
 
-/// Tells a ``SendDriver`` what one exchange reports, tagged with the exchange's id.
-private struct ExchangeObserver: TransportObserver {
+/// Tells a ``SendDriver`` what one exchange reports, tagged with the exchange's id; carries the
+/// send's response demand to the transport.
+private struct ExchangeObserver: ResponseDemandingObserver {
     let driver: SendDriver
     let id: Int
+    let responseDemand: ResponseDemand?
 
     func transportDidSendBodyData(bytesSent: Int64, totalBytesSent: Int64, totalBytesExpected: Int64) {
         driver.handle(.bodySent(id: id, totalBytesSent: totalBytesSent, now: SendTimer.now))

@@ -28,6 +28,8 @@ final class CurlEventLoop: @unchecked Sendable {
         case cancel(CurlSend)
         /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
         case resume(easy: UInt, readAhead: any ReadAheadBody)
+        /// The response consumer of the transfer on easy handle `easy` caught up.
+        case resumeReceiving(easy: UInt)
         /// A transfer that ended is done waiting for its cookie jar's file to be written.
         case finish(EndedTransfer)
     }
@@ -119,6 +121,13 @@ final class CurlEventLoop: @unchecked Sendable {
     /// `readAhead` had bytes; nothing happens when that transfer has ended meanwhile.
     func resume(easy: UInt, readAhead: any ReadAheadBody) {
         _ = submit(.resume(easy: easy, readAhead: readAhead))
+    }
+
+    /// Queues resuming the response of the transfer on easy handle `easy` (its address), paused
+    /// while its consumer was behind; a transfer that is not paused (ended meanwhile, or another
+    /// one on a reused handle) is left as it is.
+    func resumeReceiving(easy: UInt) {
+        _ = submit(.resumeReceiving(easy: easy))
     }
 
     /// Ends the thread after its current round; sends still in flight fail with ``FormDataError/cancelled``.
@@ -239,7 +248,7 @@ final class CurlEventLoop: @unchecked Sendable {
             switch command {
             case .start(let send): send.complete(.cancelled)
             case .finish(let ended): ended.transfer.send.complete(.cancelled)
-            case .cancel, .resume: break
+            case .cancel, .resume, .resumeReceiving: break
             }
         }
         if let multi = lock.withLock({ self.multi }) {
@@ -303,6 +312,10 @@ final class CurlEventLoop: @unchecked Sendable {
         case .resume(let key, let readAhead):
             if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
                 transfer.resumeBody(readAhead: readAhead)
+            }
+        case .resumeReceiving(let key):
+            if let easy = UnsafeMutableRawPointer(bitPattern: key), let transfer = active[easy] {
+                transfer.resumeReceiving()
             }
         case .finish(let ended):
             ended.transfer.send.transferFinished(ended.transfer, code: ended.code)

@@ -169,8 +169,15 @@ enum CurlCallbackValue {
     static let readAbort = 0x1000_0000
     /// From a read callback: nothing to send yet; the transfer waits for `curl_easy_pause(CONT)`.
     static let readPause = 0x1000_0001
+    /// From a write callback: the bytes were not taken; the transfer stops receiving and libcurl
+    /// hands them over again once unpaused (`CURL_WRITEFUNC_PAUSE`).
+    static let writePause = 0x1000_0001
     /// `curl_easy_pause`'s bitmask that resumes both directions (`CURLPAUSE_CONT`).
     static let pauseContinue: Int32 = 0
+    /// `curl_easy_pause`'s bit that keeps receiving paused (`CURLPAUSE_RECV`).
+    static let pauseReceive: Int32 = 1 << 0
+    /// `curl_easy_pause`'s bit that keeps sending paused (`CURLPAUSE_SEND`).
+    static let pauseSend: Int32 = 1 << 2
     static let seekOK: Int32 = 0
     static let seekFail: Int32 = 1
     /// From the pre-request callback: send the request (`CURL_PREREQFUNC_OK`), or fail the

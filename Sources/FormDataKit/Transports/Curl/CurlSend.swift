@@ -27,6 +27,9 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// the transport's thread at a handshake.
     private(set) var clientCertificateFiles: (certificate: Data, key: Data?)?
     private let observer: any TransportObserver
+    /// The observer's back-pressure on the response body: the transfer pauses receiving while
+    /// it is withheld (nil: never).
+    let responseDemand: ResponseDemand?
     private let completed = Locked(false)
 
     /// The transfer in flight (event loop thread only).
@@ -36,6 +39,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
         self.transport = transport
         self.request = request
         self.observer = observer
+        responseDemand = ResponseDemand.of(observer)
     }
 
     /// Stops the exchange: its transfer is taken out of libcurl at once and the observer

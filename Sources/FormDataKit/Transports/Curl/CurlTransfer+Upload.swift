@@ -63,8 +63,9 @@ extension CurlTransfer {
     func resumeBody(readAhead: any ReadAheadBody) {
         guard readAhead === self.readAhead, pausedForBody, let easy else { return }
         pausedForBody = false
-        // libcurl may call the read callback from here, which may pause again.
-        _ = ccurl_easy_pause(easy, CurlCallbackValue.pauseContinue)
+        // libcurl may call the read callback from here, which may pause again. Receiving stays
+        // paused if the response's consumer is behind.
+        _ = ccurl_easy_pause(easy, pauseBits)
     }
 
     /// Rewinds the body to `offset` (libcurl re-sends it on a reused connection that turned
