@@ -12,7 +12,7 @@ import Foundation
 ///   field, and none of the caller's fields marked sensitive (``NetworkOptions/sensitiveHeaderNames``).
 ///   The transport's cookie jar applies RFC 6265's own rules to the new host.
 /// - A resumable upload never moves to another origin: a `Location` there is disregarded and
-///   the upload goes on as an ordinary one to the origin (``ResumableUploadStateMachine``).
+///   the upload goes on as an ordinary one to the origin.
 public enum OriginRule {
     /// How a URL a server named relates to the URL of the request it answered.
     public enum Verdict: Sendable, Equatable {
