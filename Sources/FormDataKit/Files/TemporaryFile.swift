@@ -7,7 +7,7 @@ import Foundation
 
 /// A temporary file FormDataKit created (a spooled or compressed body). It is removed when the
 /// last reference goes away, or earlier with ``remove()``, so it is never left behind; removal
-/// goes through ``OwnedFile``, which unlinks the path only while it is still the file created.
+/// goes through the file owner (`OwnedFile`), which unlinks the path only while it is still the file created.
 public final class TemporaryFile: Sendable {
     /// The file's path (inside ``TemporaryStorage/directory()``).
     public var path: String { file.path }
