@@ -15,7 +15,9 @@ import Foundation
 /// arrives (the idle clock is the send driver's: it cancels). It never reads a file: bodies come
 /// from a ``BodyReadAhead``. With no transfer in flight the transport's thread gives the handle
 /// up and waits (a second at a time, to close idle connections). Connections stay in the multi
-/// handle's cache between transfers, so sends to the same host reuse them. Started on first use;
+/// handle's cache between transfers, so sends to the same host reuse them; those whose server
+/// closed them are closed within about two seconds (``CurlDeadConnectionProbe``), the others
+/// after ``CurlTransport/Configuration/idleConnectionTimeout`` with no send. Started on first use;
 /// stopped when its transport is released.
 final class CurlEventLoop: @unchecked Sendable {
     // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped`,
@@ -89,6 +91,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private var idleSince: ContinuousClock.Instant?
     /// Whether a transfer ran on the current multi handle (which may then keep connections).
     private var multiWasUsed = false
+    /// What makes libcurl close kept connections whose server closed them (owner only).
+    private var deadConnectionProbe = CurlDeadConnectionProbe()
     /// Easy handles of ended transfers, reset, for the next ones (owner only; at most
     /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
     private var spareHandles: [UnsafeMutableRawPointer] = []
@@ -259,14 +263,16 @@ final class CurlEventLoop: @unchecked Sendable {
             active = [:]
             for easy in spareHandles { ccurl_easy_cleanup(easy) }
             spareHandles = []
+            deadConnectionProbe.release(from: multi)
             lock.withLock { self.multi = nil }
             _ = ccurl_multi_cleanup(multi)
         }
         finished.signal()
     }
 
-    /// One round by the owner: queued commands applied, libcurl driven, finished transfers
-    /// collected, idle connections closed. False when a stop was requested (then only the
+    /// One round by the owner: queued commands applied, libcurl driven (with the dead-connection
+    /// probe about once a second while connections may be kept), finished transfers collected,
+    /// idle connections closed. False when a stop was requested (then only the
     /// commands are applied: the transport's thread ends what is in flight).
     func round() -> Bool {
         let (pending, stopping, current) = lock.withLock { () -> ([Command], Bool, UnsafeMutableRawPointer?) in
@@ -276,6 +282,7 @@ final class CurlEventLoop: @unchecked Sendable {
         guard let multi = current else { return false }
         for command in pending { apply(command, multi: multi) }
         if stopping { return false }
+        if multiWasUsed { deadConnectionProbe.runIfDue(in: multi, now: ContinuousClock.now) }
         var running: Int32 = 0
         _ = ccurl_multi_perform(multi, &running)
         collectFinished(multi)
@@ -340,6 +347,7 @@ final class CurlEventLoop: @unchecked Sendable {
         var easy: UnsafeMutableRawPointer?
         var code: Int32 = 0
         while ccurl_multi_next_done(multi, &easy, &code) == 1 {
+            if let handle = easy, deadConnectionProbe.ended(handle, in: multi) { continue }
             guard let handle = easy, let transfer = active.removeValue(forKey: handle) else { continue }
             _ = ccurl_multi_remove_handle(multi, handle)
             transfer.reportUnreadInterimResponses(code: code)
@@ -367,9 +375,8 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Once no transfer has been in the multi handle for `idleConnectionTimeout`, replaces it with
-    /// a new one, which closes every connection the old one kept (libcurl closes idle connections
-    /// only when another transfer runs, so a server's closed keep-alive sockets would otherwise sit
-    /// in CLOSE-WAIT for the life of the transport).
+    /// a new one, which closes every connection the old one kept (those the server closed are
+    /// closed sooner, by ``CurlDeadConnectionProbe``).
     private func closeIdleConnections(_ multi: UnsafeMutableRawPointer) {
         guard idleConnectionTimeout > 0, multiWasUsed else { return }
         guard active.isEmpty else {
@@ -385,6 +392,7 @@ final class CurlEventLoop: @unchecked Sendable {
         lock.withLock {
             // Commands queued meanwhile stay queued: the new handle takes them next round.
             guard let fresh = makeMulti() else { return }
+            deadConnectionProbe.leave(multi)
             self.multi = fresh
             _ = ccurl_multi_cleanup(multi)
             idleSince = nil

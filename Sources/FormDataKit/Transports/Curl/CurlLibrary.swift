@@ -65,6 +65,8 @@ enum CurlOption {
     static let headerFunction = functionPoint + 79
     static let httpGet = long + 80
     static let freshConnect = long + 74
+    static let connectOnly = long + 141
+    static let unixSocketPath = objectPoint + 231
     static let prereqFunction = functionPoint + 312
     static let sockoptFunction = functionPoint + 148
     static let sockoptData = objectPoint + 149

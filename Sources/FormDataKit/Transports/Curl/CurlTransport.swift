@@ -76,7 +76,11 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         /// it when more than this many sends run at once to the same servers, or they reconnect.
         public var maximumIdleConnections: Int
         /// Seconds the transport may sit with no send in flight before it closes every connection
-        /// it kept for reuse; 30 by default (0: kept until the transport is released).
+        /// it kept for reuse; 30 by default (0: kept until the transport is released). Whatever
+        /// it is, a kept connection that its server closed is closed within about two seconds
+        /// (instead of sitting in CLOSE-WAIT), and one idle for longer than libcurl's 118 s
+        /// (`CURLOPT_MAXAGE_CONN`, as libcurl closes those at the next send anyway); the others stay
+        /// for reuse.
         public var idleConnectionTimeout: TimeInterval
         /// Seconds a thread in ``FormDataRequest/startSynchronous()`` that runs this transport's
         /// loop checks its sockets without sleeping, once its request is on the wire, before it
