@@ -291,10 +291,14 @@ struct DownloadFileOwnerTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["out.bin"])
 
             try Data("previous".utf8).write(to: URL(fileURLWithPath: destination))
-            let cancelled = Self.download(server.base.appendingPathComponent("bytes/20000000"), kind, to: destination, through: nil)
-            cancelled.bytesReceivedBlock = { _, _ in cancelled.cancel() }
-            let cancelError = await Support.blocking { cancelled.startSynchronous() }
-            #expect(cancelError == .cancelled)
+            // Cancelled while the server holds its answer (the hidden sibling exists by then): an
+            // event, not a race between a progress callback and a fast loopback download.
+            let cancelled = Self.download(server.base.appendingPathComponent("held/20000000"), kind, to: destination, through: nil)
+            async let cancelError = Support.blocking { cancelled.startSynchronous() }
+            #expect(await server.waitUntilHeld())
+            cancelled.cancel()
+            #expect(await cancelError == .cancelled)
+            server.release()
             #expect(try String(contentsOfFile: destination, encoding: .utf8) == "previous")
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["out.bin"])
         }
