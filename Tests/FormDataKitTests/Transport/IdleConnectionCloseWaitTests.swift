@@ -68,7 +68,9 @@ struct IdleConnectionCloseWaitTests {
         let afterBurst = ClientSockets(toPort: port)
         print("CLOSE-WAIT test: right after the burst: \(afterBurst)")
         // At most maximumIdleConnections (64) are kept; the rest were closed as their sends ended.
-        #expect(afterBurst.open > 0 && afterBurst.open <= 64, "\(afterBurst)")
+        // (None may be left already: on a busy machine this count can come after the server's
+        // 1 s and the loop's look. Before the fix, 64 stayed in CLOSE-WAIT for the 30 s below.)
+        #expect(afterBurst.open <= 64, "\(afterBurst)")
         // The server closes the kept connections a second after its answers; the loop closes its
         // side within about two more (it looks once a second). The count is looked at every
         // 100 ms, so the test ends as soon as they are gone; 30 s bounds it on a loaded machine
