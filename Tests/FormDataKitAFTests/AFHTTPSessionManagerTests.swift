@@ -1,6 +1,7 @@
 import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
+import FormDataKitTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -270,10 +271,10 @@ struct AFHTTPSessionManagerTests {
     }
 
     @Test func connectionFailuresGoToFailureWithTheTask() async throws {
-        let receiver = try await FormReceiver.start()
-        let base = receiver.baseURL
-        await receiver.stop()
-        let manager = self.manager(base)
+        // A port held bound and never listening: a stopped receiver's port could be taken by a
+        // server another test starts meanwhile (a busy clean clone got a reset, -1005, from one).
+        let refusing = try RefusingPort()
+        let manager = self.manager(URL(string: "http://127.0.0.1:\(refusing.port)/")!)
         let result = await outcome { success, failure in
             manager.get("get", parameters: nil, headers: nil, progress: nil, success: success, failure: failure)
         }
@@ -288,6 +289,7 @@ struct AFHTTPSessionManagerTests {
         #expect(ns.code == NSURLErrorCannotConnectToHost, "\(ns)")
         #expect((error as? AFNetworkError).map { if case .connectionFailure = $0.underlying { true } else { false } } == true)
         #expect(task?.state == .completed)
+        withExtendedLifetime(refusing) {}
     }
 
     @Test func aTimeoutIsNSURLErrorTimedOutOverCurl() async throws {
