@@ -83,19 +83,19 @@ final class CurlEventLoop: @unchecked Sendable {
     var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
     private let maximumIdleConnections: Int
-    private let idleConnectionTimeout: TimeInterval
+    let idleConnectionTimeout: TimeInterval
 
     /// Transfers in the multi handle, by easy handle (owner only).
     var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Since when no transfer is in the multi handle while it may keep connections (owner only).
-    private var idleSince: ContinuousClock.Instant?
+    var idleSince: ContinuousClock.Instant?
     /// Whether a transfer ran on the current multi handle (which may then keep connections).
-    private var multiWasUsed = false
+    var multiWasUsed = false
     /// What makes libcurl close kept connections whose server closed them (owner only).
-    private var deadConnectionProbe = CurlDeadConnectionProbe()
+    var deadConnectionProbe = CurlDeadConnectionProbe()
     /// Easy handles of ended transfers, reset, for the next ones (owner only; at most
     /// ``maximumSpareHandles``, each with libcurl's 64 KiB upload and 16 KiB receive buffers).
-    private var spareHandles: [UnsafeMutableRawPointer] = []
+    var spareHandles: [UnsafeMutableRawPointer] = []
     static let maximumSpareHandles = 16
     /// Whether a caller driving the loop spins before it sleeps for an answer (callers only,
     /// one at a time: ``drive(until:after:)``).
@@ -202,7 +202,7 @@ final class CurlEventLoop: @unchecked Sendable {
     // MARK: - The loop's thread
 
     /// A multi handle with the transport's connection limits.
-    private func makeMulti() -> UnsafeMutableRawPointer? {
+    func makeMulti() -> UnsafeMutableRawPointer? {
         guard let handle = ccurl_multi_init() else { return nil }
         if maximumConnectionsPerHost > 0 {
             _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxHostConnections, maximumConnectionsPerHost)
@@ -372,38 +372,5 @@ final class CurlEventLoop: @unchecked Sendable {
             ended.transfer.send.complete(.cancelled)
             ended.transfer.releaseHandle()  // here, before ``stopAndWait()`` returns
         }
-    }
-
-    /// Once no transfer has been in the multi handle for `idleConnectionTimeout`, replaces it with
-    /// a new one, which closes every connection the old one kept (those the server closed are
-    /// closed sooner, by ``CurlDeadConnectionProbe``).
-    private func closeIdleConnections(_ multi: UnsafeMutableRawPointer) {
-        guard idleConnectionTimeout > 0, multiWasUsed else { return }
-        guard active.isEmpty else {
-            idleSince = nil
-            return
-        }
-        let now = ContinuousClock.now
-        guard let since = idleSince else {
-            idleSince = now
-            return
-        }
-        guard since.duration(to: now) >= .milliseconds(Int64(idleConnectionTimeout * 1000)) else { return }
-        lock.withLock {
-            // Commands queued meanwhile stay queued: the new handle takes them next round.
-            guard let fresh = makeMulti() else { return }
-            deadConnectionProbe.leave(multi)
-            self.multi = fresh
-            _ = ccurl_multi_cleanup(multi)
-            idleSince = nil
-            multiWasUsed = false
-        }
-    }
-
-    /// Keeps the easy handle of `transfer` (out of the multi handle, its results read) for the
-    /// next transfer, reset, while fewer than ``maximumSpareHandles`` are kept.
-    private func recycle(_ transfer: CurlTransfer) {
-        guard spareHandles.count < Self.maximumSpareHandles, let easy = transfer.detachHandleForReuse() else { return }
-        spareHandles.append(easy)
     }
 }

@@ -35,9 +35,9 @@ final class CurlTransfer {
     // Response
     /// Whether the write callback paused the transfer: the response's consumer is behind
     /// (``CurlSend/responseDemand``); ``resumeReceiving()`` continues it.
-    private var pausedForResponse = false
+    var pausedForResponse = false
     /// What the demand runs when the consumer caught up: resumes this transfer on the loop's thread.
-    private var resumeReceivingCommand: (@Sendable () -> Void)?
+    var resumeReceivingCommand: (@Sendable () -> Void)?
     private(set) var statusCode = 0
     private(set) var reasonPhrase: String?
     private(set) var headerLines: [(name: String, value: String)] = []
@@ -255,42 +255,6 @@ final class CurlTransfer {
     }
 
     // MARK: - Callbacks (on the event loop's thread, inside libcurl's calls)
-
-    /// Passes response body bytes on (already decoded when the response was content-encoded),
-    /// unless their consumer is behind: then the transfer pauses receiving, this transfer only,
-    /// and libcurl keeps these bytes and hands them over again when ``resumeReceiving()`` unpauses it.
-    fileprivate func receiveBody(_ bytes: UnsafeMutablePointer<CChar>, count: Int) -> Int {
-        if let demand = send.responseDemand, demand.isWithheld, demand.pausesReceiving(resumingWith: resumeReceivingAction(demand)) {
-            pausedForResponse = true
-            return CurlCallbackValue.writePause
-        }
-        send.transferReceivedBody(UnsafeRawBufferPointer(start: bytes, count: count))
-        return count
-    }
-
-    /// The command that resumes this transfer's receiving (made once).
-    private func resumeReceivingAction(_ demand: ResponseDemand) -> @Sendable () -> Void {
-        if let resumeReceivingCommand { return resumeReceivingCommand }
-        let key = easy.map { UInt(bitPattern: $0) } ?? 0
-        let command: @Sendable () -> Void = { [weak loop = send.transport.eventLoop] in loop?.resumeReceiving(easy: key) }
-        resumeReceivingCommand = command
-        return command
-    }
-
-    /// The response's consumer caught up (a command on the event loop's thread): unpauses
-    /// receiving if this transfer paused for it; libcurl hands the kept bytes over again, maybe
-    /// before this returns (the write callback asks the demand again, and may pause again).
-    func resumeReceiving() {
-        guard pausedForResponse, let easy else { return }
-        pausedForResponse = false
-        _ = ccurl_easy_pause(easy, pauseBits)
-    }
-
-    /// The directions that stay paused: sending while the body's read-ahead is empty,
-    /// receiving while the response's consumer is behind.
-    var pauseBits: Int32 {
-        (pausedForBody ? CurlCallbackValue.pauseSend : 0) | (pausedForResponse ? CurlCallbackValue.pauseReceive : 0)
-    }
 
     /// One header line: a status line starts a new head (a 100 Continue or an authentication
     /// round each have their own); an empty line ends it.
