@@ -90,34 +90,31 @@ struct CachedPagesReadAheadTests {
             BodySegment(.file(FileRange(path: evicted.path, length: 2 << 20, expectedFileSize: 2 << 20))),
             BodySegment(.bytes(Data("\r\n--tail--\r\n".utf8))),
         ])
-        let ready = DispatchSemaphore(value: 0)
-        let readAhead = try Self.open(source, ready: ready)
-        // Opened, then dropped from memory again (the open reads none of it). Nothing probes it
-        // before the drain: a read that misses starts the kernel's readahead, which could bring
-        // the file back before the drain got there.
-        guard try evicted.evictFromMemory() else { return Self.noteNotEvicted() }
-        #expect(try Drain.drain(readAhead, ready: ready, capacity: 64 << 10).get() == source.readAll())
-        #expect(readAhead.handedOver)
-        // A body whose first file page is not in memory is not opened here at all. The open's probe
-        // is a non-waiting read, and one that misses starts the kernel's readahead: on a busy
-        // machine the prober can be preempted until that readahead (from a fast disk) is done and
-        // find the page — right, and no wait. So the file is dropped and probed again until a miss
-        // is seen (ReadWithoutWaitingTests does the same).
+        // Each try opens the body, then the file is dropped (the open reads none of it) and the
+        // body drained: exact bytes always, and a hand-over to the pool must be seen
+        // (ScratchBytes.expectMissSeen: a miss starts the kernel's readahead, which can win).
+        try ScratchBytes.expectMissSeen(evicted, "draining a body whose second file was dropped") {
+            let ready = DispatchSemaphore(value: 0)
+            let readAhead = try Self.open(source, ready: ready)
+            guard try evicted.evictFromMemory() else { return false }
+            #expect(try Drain.drain(readAhead, ready: ready, capacity: 64 << 10).get() == source.readAll())
+            return readAhead.handedOver
+        }
+        // A body whose first file page is not in memory is not opened here at all.
         let evictedFirst = BodySource(segments: [
             BodySegment(.file(FileRange(path: evicted.path, length: 2 << 20, expectedFileSize: 2 << 20)))
         ])
-        var missed = false
-        for _ in 0..<10 where !missed {
-            guard try evicted.evictFromMemory() else { return Self.noteNotEvicted() }
-            missed = CachedPagesReadAhead.open(evictedFirst, budget: ReadAheadBudget(limit: 1)) == nil
+        try ScratchBytes.expectMissSeen(evicted, "opening a body whose first file was dropped") {
+            CachedPagesReadAhead.open(evictedFirst, budget: ReadAheadBudget(limit: 1)) == nil
         }
-        #expect(missed, "every open found the dropped file's first page in memory")
-    }
-
-    /// Records (under `.ci/run`) or prints that the system kept a file in memory it was asked to drop.
-    static func noteNotEvicted() {
-        let note = "the system kept the scratch file in memory after POSIX_FADV_DONTNEED: nothing here would wait"
-        if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
+        // A file system that cannot promise a read without waiting: not opened either.
+        if let inMemory = try ScratchBytes.onFileSystemWithoutNoWait(count: 40_000, seed: 23) {
+            defer { inMemory.remove() }
+            let source = BodySource(segments: [
+                BodySegment(.file(FileRange(path: inMemory.path, length: 40_000, expectedFileSize: 40_000)))
+            ])
+            #expect(CachedPagesReadAhead.open(source, budget: ReadAheadBudget(limit: 1)) == nil)
+        }
     }
 
     @Test("a file cut short or grown after it was opened fails the read, naming it and its size, before its last bytes go")

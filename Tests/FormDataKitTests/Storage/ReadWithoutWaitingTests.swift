@@ -54,33 +54,33 @@ struct ReadWithoutWaitingTests {
         // Room for the range and one byte more (the read asks past the recorded end).
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 300_001, alignment: 16)
         defer { buffer.deallocate() }
-        // A non-waiting read that misses starts the kernel's readahead; when the reading thread is
-        // preempted before the kernel looks at the pages again (a busy machine), that readahead
-        // from a fast disk can complete first and the read finds them: right, and no wait. So the
-        // file is dropped and read again until a miss is seen (every attempt's bytes exact).
-        var missed = false
-        for _ in 0..<10 where !missed {
-            if attempt(buffer) { missed = true }
-            guard try file.evictFromMemory() else { break }
-        }
-        #expect(missed, "every non-waiting read of the dropped file found its pages")
-
-        /// One read of the whole file: whether the non-waiting read missed; the bytes checked.
-        func attempt(_ buffer: UnsafeMutableRawBufferPointer) -> Bool {
-            do {
-                let opened = try OpenedFileRange(FileRange(path: file.path, length: 300_000, expectedFileSize: 300_000))
-                let complete = try opened.readRestWithoutWaiting(into: buffer.baseAddress!)
-                var filled = Int(opened.range.length - opened.remaining)
-                while opened.remaining > 0 {
-                    filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<300_000]))
-                }
-                #expect(Data(buffer[0..<300_000]) == file.bytes)
-                return !complete
-            } catch {
-                Issue.record("reading \(file.path): \(error)")
-                return false
+        // Each read's bytes are exact, hit or miss; a miss must be seen (ScratchBytes.expectMissSeen).
+        try ScratchBytes.expectMissSeen(file, "a non-waiting read of the dropped file") {
+            let opened = try OpenedFileRange(FileRange(path: file.path, length: 300_000, expectedFileSize: 300_000))
+            let complete = try opened.readRestWithoutWaiting(into: buffer.baseAddress!)
+            var filled = Int(opened.range.length - opened.remaining)
+            while opened.remaining > 0 {
+                filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<300_000]))
             }
+            #expect(Data(buffer[0..<300_000]) == file.bytes)
+            return !complete
         }
+    }
+
+    @Test("a file on a file system that cannot promise a read without waiting (tmpfs) is not read there: false, then read(into:)")
+    func fileSystemWithoutNoWaitIsNotReadThere() throws {
+        guard let file = try ScratchBytes.onFileSystemWithoutNoWait(count: 20_000, seed: 9) else { return }
+        defer { file.remove() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 20_001, alignment: 16)
+        defer { buffer.deallocate() }
+        let opened = try OpenedFileRange(FileRange(path: file.path, length: 20_000, expectedFileSize: 20_000))
+        #expect(try !opened.readRestWithoutWaiting(into: buffer.baseAddress!))
+        #expect(opened.remaining == 20_000)
+        var filled = 0
+        while opened.remaining > 0 {
+            filled += try opened.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled..<20_000]))
+        }
+        #expect(Data(buffer[0..<20_000]) == file.bytes)
     }
 
     @Test("a file that changed size since the build fails the read, naming it, as a waiting read does")
@@ -143,97 +143,21 @@ struct ReadWithoutWaitingTests {
         try waiting.addFile(evicted.path, forKey: "file")
         try waiting.buildPostBody()
         let waitingSource = try #require(waiting.bodySource)
-        // As in evictedFileIsNotWaitedFor: a busy machine can let the readahead a miss starts
-        // complete before the kernel looks again; a hit is then exact, and a miss must be seen.
-        var missed = false
-        for _ in 0..<10 where !missed {
-            guard try evicted.evictFromMemory() else { break }
-            if let found = CurlBodyBytes.readWithoutWaiting(waitingSource) {
-                #expect(Data(bytes: found.baseAddress, count: found.count) == (try waitingSource.readAll()))
-            } else {
-                missed = true
-            }
+        try ScratchBytes.expectMissSeen(evicted, "the whole-body read of a form with a dropped file") {
+            guard let found = CurlBodyBytes.readWithoutWaiting(waitingSource) else { return true }
+            let whole = try waitingSource.readAll()
+            #expect(Data(bytes: found.baseAddress, count: found.count) == whole)
+            return false
         }
-        let cannotDrop = try !evicted.evictFromMemory()
-        #expect(missed || cannotDrop, "every whole-body read of the dropped file found its pages")
+        // A file system that cannot promise a read without waiting: never read there.
+        if let inMemory = try ScratchBytes.onFileSystemWithoutNoWait(count: 2_000, seed: 10) {
+            defer { inMemory.remove() }
+            let tmpfs = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
+            try tmpfs.addFile(inMemory.path, forKey: "file")
+            try tmpfs.buildPostBody()
+            #expect(CurlBodyBytes.readWithoutWaiting(try #require(tmpfs.bodySource)) == nil)
+        }
         cached.remove()
         #expect(CurlBodyBytes.readWithoutWaiting(source) == nil)  // the pool's read reports the error
-    }
-}
-
-/// A scratch file of seeded bytes in the temporary directory.
-struct ScratchBytes {
-    let path: String
-    let bytes: Data
-
-    /// A scratch file the system has dropped from memory: made in the temporary directory, or,
-    /// where that keeps files only in memory (tmpfs), in the current directory (the package's,
-    /// on a disk); nil when neither can drop it.
-    /// A scratch file the system can read without waiting (`RWF_NOWAIT`; tmpfs says it cannot):
-    /// made in the temporary directory, or else in the current directory; nil when neither can.
-    static func readableWithoutWaiting(count: Int, seed: UInt64) throws -> ScratchBytes? {
-        for directory in [NSTemporaryDirectory(), FileManager.default.currentDirectoryPath + "/"] {
-            let file = try ScratchBytes(count: count, seed: seed, in: directory)
-            let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
-            var probe: UInt8 = 0
-            let got = descriptor >= 0 ? cfilespace_read_cached(descriptor, &probe, 1, 0) : -1
-            if descriptor >= 0 { close(descriptor) }
-            if got == 1 { return file }
-            file.remove()
-        }
-        return nil
-    }
-
-    /// Records (under `.ci/run`) or prints that no directory here reads without waiting.
-    static func noteNoDirectory() {
-        let note = "neither the temporary nor the current directory reads files without waiting: this test needs a disk file system"
-        if RealServers.required { Issue.record("\(note)") } else { print("skipped: \(note)") }
-    }
-
-    static func evicted(count: Int, seed: UInt64) throws -> ScratchBytes? {
-        for directory in [NSTemporaryDirectory(), FileManager.default.currentDirectoryPath + "/"] {
-            let file = try ScratchBytes(count: count, seed: seed, in: directory)
-            if try file.evictFromMemory() { return file }
-            file.remove()
-        }
-        return nil
-    }
-
-    init(count: Int, seed: UInt64, in directory: String = NSTemporaryDirectory()) throws {
-        var generator = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-        bytes = Data(
-            (0..<count).map { _ in
-                generator ^= generator << 13
-                generator ^= generator >> 7
-                generator ^= generator << 17
-                return UInt8(truncatingIfNeeded: generator)
-            })
-        path = directory + "fdk-nowait-\(UUID().uuidString).bin"
-        try bytes.write(to: URL(fileURLWithPath: path))
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-
-    /// Writes the file out and asks the system to drop it from memory; whether it did (a read
-    /// that must not wait then says so: false on a file system that keeps files in memory).
-    func evictFromMemory() throws -> Bool {
-        let descriptor = open(path, O_RDWR | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FormDataError.fileUnreadable(path: path, errno: errno) }
-        defer { close(descriptor) }
-        guard fdatasync(descriptor) == 0, posix_fadvise(descriptor, 0, 0, Int32(POSIX_FADV_DONTNEED)) == 0 else { return false }
-        return try Self.noPageResident(descriptor: descriptor, count: bytes.count)
-    }
-
-    /// Whether none of the file's pages is in memory, asked with `mincore(2)` of a mapping, which
-    /// reads nothing. (A probe by a non-waiting read is no good: a read that misses starts the
-    /// kernel's readahead, and the next read — 100 µs later is enough — finds the file back in
-    /// memory. That raced in the test that followed it.)
-    private static func noPageResident(descriptor: Int32, count: Int) throws -> Bool {
-        guard let mapping = mmap(nil, count, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else { return false }
-        defer { munmap(mapping, count) }
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        var resident = [UInt8](repeating: 0, count: (count + pageSize - 1) / pageSize)
-        guard mincore(mapping, count, &resident) == 0 else { return false }
-        return resident.allSatisfy { $0 & 1 == 0 }
     }
 }
