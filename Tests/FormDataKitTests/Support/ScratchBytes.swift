@@ -105,7 +105,8 @@ struct ScratchBytes {
                 "\(what): the library never missed in \(tries) reads of the dropped file; RWF_NOWAIT read here missed \(independentMisses) times",
                 sourceLocation: sourceLocation)
         } else {
-            print("skipped: \(what): this system reads dropped files back before a non-waiting read looks (\(independentMisses) misses of \(tries))")
+            let seen = "\(independentMisses) misses of \(tries)"
+            print("skipped: \(what): this system reads dropped files back before a non-waiting read looks (\(seen))")
         }
     }
 
