@@ -62,12 +62,23 @@ let package = Package(
         .target(name: "CFileSpace"),
         // libcurl, bound at run time with dlopen: no development package needed to build.
         .target(name: "CCurl"),
+        // The layers of the FormDataKit product, bottom up; each depends only on those below it,
+        // so an upward reference does not build (../shared/DESIGN.md). FormDataKit re-exports them.
+        // The wire vocabulary: request and response heads, network options, TLS trust, header and
+        // origin rules, charsets, errors, what a body is (segments), the transport protocol.
+        .target(name: "FormDataKitWire"),
+        // The body engine: forms, encoders, compression, and the files layer (the file owner and
+        // the body reader).
+        .target(name: "FormDataKitBody", dependencies: ["FormDataKitWire", "CZlib", "CFileSpace"]),
+        // The sending engine: delivery, the send driver and its state machines, the transports.
+        .target(name: "FormDataKitEngine", dependencies: ["FormDataKitBody", "FormDataKitWire", "CCurl", "CFileSpace"]),
+        // The ASI façade (FormDataRequest, NetworkQueue), re-exporting the layers below.
         .target(
             name: "FormDataKit",
             dependencies: [
-                "CZlib",
-                "CFileSpace",
-                "CCurl",
+                "FormDataKitEngine",
+                "FormDataKitBody",
+                "FormDataKitWire",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// Callbacks handed to a thread that waits for them: what ``FormDataRequest/startSynchronous()``

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// ASIHTTPRequest's remaining blocks and its response-to-file settings.

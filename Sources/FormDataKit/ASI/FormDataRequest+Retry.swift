@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// Retries that never post twice: the `Idempotency-Key` header and the retry policy.

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// What a queue holding a ``FormDataRequest`` hears of its send (``NetworkQueue``): each call

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// The response side of a send's callbacks: its head and its body as it arrives, reported in

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// One send of a ``FormDataRequest``: builds the body, hands the request to a ``SendDriver``,

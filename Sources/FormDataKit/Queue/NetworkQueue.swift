@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// A queue of ``FormDataRequest``s in ASIHTTPRequest's `ASINetworkQueue` shape: add requests,

@@ -1,3 +1,6 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
 import Foundation
 
 /// Hears what happens in a ``NetworkQueue`` — ASINetworkQueue's delegate selectors

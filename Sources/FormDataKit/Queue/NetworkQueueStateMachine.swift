@@ -1,3 +1,7 @@
+import FormDataKitBody
+import FormDataKitEngine
+import FormDataKitWire
+
 /// What a ``NetworkQueue`` decides, as a value: which request starts next (within the queue's
 /// and the per-host limits, not while suspended), when the rest are cancelled after a failure,
 /// when the queue has finished, and how far the batch's upload and download progress has come.

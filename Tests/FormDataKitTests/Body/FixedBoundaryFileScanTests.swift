@@ -1,4 +1,7 @@
 #if canImport(Glibc)
+@testable import FormDataKitBody
+@testable import FormDataKitEngine
+@testable import FormDataKitWire
 import Glibc
 #elseif canImport(Darwin)
 import Darwin

@@ -1,3 +1,6 @@
+@testable import FormDataKitBody
+@testable import FormDataKitEngine
+@testable import FormDataKitWire
 import CZlib
 import Foundation
 import Testing

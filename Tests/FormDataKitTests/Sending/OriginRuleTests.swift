@@ -1,3 +1,6 @@
+@testable import FormDataKitBody
+@testable import FormDataKitEngine
+@testable import FormDataKitWire
 import Foundation
 import Testing
 

@@ -1,4 +1,7 @@
 #if os(Linux)
+@testable import FormDataKitBody
+@testable import FormDataKitEngine
+@testable import FormDataKitWire
 import Foundation
 import FormDataKitTestSupport
 import Testing

@@ -1,0 +1,79 @@
+import FormDataKitWire
+import Foundation
+
+/// Reads a ``BodySource`` in order into a caller's buffer, with bounded memory: in-memory
+/// segments are copied, file ranges are read from disk and checked for size changes.
+///
+/// One chunk never spans two segments, so ``segmentIndex`` tells which segment the last chunk
+/// came from (compression uses it to switch levels between parts). Not thread-safe; use one
+/// reader per task.
+public final class BodyReader {
+    /// The default read size for file ranges: 1 MiB.
+    public static let defaultChunkSize = 1 << 20
+
+    /// The body being read.
+    public let source: BodySource
+    /// The index of the segment the last chunk came from.
+    public private(set) var segmentIndex = 0
+    /// Bytes returned so far.
+    public private(set) var bytesRead: UInt64 = 0
+
+    private let chunkSize: Int
+    private var offsetInSegment = 0
+    private var openFile: OpenedFileRange?
+    private var started = false
+
+    init(source: BodySource, chunkSize: Int) {
+        self.source = source
+        self.chunkSize = max(1, chunkSize)
+    }
+
+    /// Whether every byte has been read.
+    public var isAtEnd: Bool { bytesRead == source.length }
+
+    /// Copies up to `buffer.count` bytes of the next chunk into `buffer` and returns how many;
+    /// 0 at the end of the body.
+    /// - Parameter buffer: where the bytes go; a chunk never spans two segments, nor is a file read
+    ///   in pieces larger than the reader's chunk size.
+    /// - Returns: the number of bytes copied; 0 only at the end of the body.
+    /// - Throws: ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` when a file is not the
+    ///   size recorded when the body was built, or the file errors of opening and reading it.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        var index = started ? segmentIndex : 0
+        started = true
+        while index < source.segments.count {
+            let segment = source.segments[index]
+            switch segment.content {
+            case .bytes(let data):
+                if offsetInSegment < data.count {
+                    let count = min(buffer.count, data.count - offsetInSegment)
+                    data.withUnsafeBytes { bytes in
+                        buffer.baseAddress!.copyMemory(
+                            from: bytes.baseAddress! + offsetInSegment, byteCount: count)
+                    }
+                    offsetInSegment += count
+                    segmentIndex = index
+                    bytesRead += UInt64(count)
+                    return count
+                }
+            case .file(let range):
+                if openFile == nil {
+                    openFile = try OpenedFileRange(range)
+                }
+                if let file = openFile, file.remaining > 0 {
+                    let limit = min(buffer.count, chunkSize)
+                    let got = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
+                    segmentIndex = index
+                    bytesRead += UInt64(got)
+                    return got
+                }
+            }
+            openFile = nil
+            offsetInSegment = 0
+            index += 1
+            segmentIndex = index
+        }
+        return 0
+    }
+}

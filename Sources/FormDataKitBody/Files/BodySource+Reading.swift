@@ -1,0 +1,51 @@
+import Foundation
+import FormDataKitWire
+
+// Reading a body's segments: in chunks, whole, or pulled by a reader.
+
+extension BodySource {
+    /// A reader over the body's bytes, in order.
+    /// - Parameter chunkSize: the largest piece read from a file at a time (1 MiB by default).
+    /// - Returns: a new reader at the start of the body (one per task: a reader is not thread-safe).
+    public func makeReader(chunkSize: Int = BodyReader.defaultChunkSize) -> BodyReader {
+        BodyReader(source: self, chunkSize: chunkSize)
+    }
+
+    /// Passes the body to `body` in order, with bounded memory: each in-memory segment whole (no
+    /// copy), each file range in chunks of at most `chunkSize` bytes, read from disk and checked
+    /// for size changes. The one walk over a body's segments for those that consume it whole
+    /// (``readAll()``, the spooler); ``BodyReader`` is the pull-based one.
+    /// - Parameters:
+    ///   - chunkSize: the largest chunk read from a file at a time.
+    ///   - body: receives each piece.
+    /// - Throws: what reading a file throws (``FormDataError/fileChanged(path:expectedSize:actualSize:)``
+    ///   and the other file errors), or what `body` throws.
+    public func forEachChunk(
+        size chunkSize: Int = BodyReader.defaultChunkSize, _ body: (UnsafeRawBufferPointer) throws(FormDataError) -> Void
+    ) throws(FormDataError) {
+        for segment in segments {
+            switch segment.content {
+            case .bytes(let data):
+                let failure: FormDataError? = data.withUnsafeBytes { bytes in
+                    do throws(FormDataError) { try body(bytes) } catch { return error }
+                    return nil
+                }
+                if let failure { throw failure }
+            case .file(let range):
+                try OpenedFileRange(range).forEachChunk(size: chunkSize, body)
+            }
+        }
+    }
+
+    /// The whole body in memory. Files are read and checked against their recorded size.
+    /// - Returns: the body's bytes.
+    /// - Throws: what ``forEachChunk(size:_:)`` throws.
+    public func readAll() throws(FormDataError) -> Data {
+        if segments.isEmpty { return Data() }
+        if segments.count == 1, case .bytes(let data) = segments[0].content { return data }
+        var out = Data()
+        out.reserveCapacity(Int(clamping: length))
+        try forEachChunk { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
+        return out
+    }
+}

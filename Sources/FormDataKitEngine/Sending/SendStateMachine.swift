@@ -1,0 +1,384 @@
+import FormDataKitBody
+import FormDataKitWire
+import Foundation
+
+/// One send, as a value: events in, actions out. It owns everything a send is apart from moving
+/// bytes — attempts and retries after timeouts, redirects, a challenge answered by sending again,
+/// cancel, the idle clock, progress (monotonic within an attempt, ending at exactly the body
+/// length, held back until the response head arrives), the response size limits, completion
+/// exactly once, and the mapping to ``FormDataError``'s categories. ``SendDriver`` carries out
+/// its actions; nothing here touches a socket, a thread or a clock.
+package struct SendStateMachine: Sendable {
+    private enum State: Sendable {
+        /// Not started (a cancel before the start is remembered).
+        case idle(cancelled: Bool)
+        /// Exchange `exchange` is in flight.
+        case exchanging(Exchange)
+        /// Waiting until `until` (monotonic nanoseconds) to send again.
+        case waiting(until: UInt64)
+        /// Finished: every later event is ignored.
+        case finished
+    }
+
+    /// What the response of an exchange is for, once its head is settled.
+    private enum Settled: Sendable, Equatable {
+        /// The response: its body is kept.
+        case answer
+        /// A redirect to follow with this request once the exchange ends (its body is dropped).
+        case follow(TransportRequest)
+        /// A challenge to answer with these schemes once the exchange ends (its body is dropped).
+        case answerChallenge([String])
+        /// A `429`/`503` whose `Retry-After` is honoured: send again that many nanoseconds after its end.
+        case retryAfter(UInt64)
+    }
+
+    private struct Exchange: Sendable {
+        var id: Int
+        var request: TransportRequest
+        var head: TransportResponseHead?
+        var settled: Settled?
+        /// Body bytes of the settled answer (decoded when the transport decodes).
+        var answerBytes: UInt64 = 0
+    }
+
+    package let configuration: Configuration
+    /// The request as the caller made it (a retry starts from it again).
+    package let original: TransportRequest
+    private var state = State.idle(cancelled: false)
+    private var nextID = 1
+
+    // Across exchanges.
+    private var redirects = 0
+    private var retrying: RetryBudget
+    private var authRetries = 0
+    private var lastChallenge: String?
+    /// Response bytes received over the whole send, redirect bodies included.
+    private var receivedBytes: UInt64 = 0
+
+    // Progress of the current attempt.
+    private var latestSent: Int64 = 0
+    private var reportedSent: Int64 = 0
+    private var headSeenThisExchange = false
+
+    // The idle clock, and the whole send's deadline.
+    private var lastActivity: UInt64 = 0
+    private var timerDeadline: UInt64?
+    private var totalDeadline: UInt64?
+
+    /// A machine for sending `request` under `configuration` (`wallClock`: for a `Retry-After` date only).
+    package init(request: TransportRequest, configuration: Configuration, wallClock: @escaping @Sendable () -> Date = { Date() }) {
+        (self.original, self.configuration) = (request, configuration)
+        self.retrying = RetryBudget(configuration, wallClock: wallClock)
+    }
+
+    /// The number of body bytes the send has to deliver.
+    package var bodyLength: Int64 { Int64(clamping: original.body.length) }
+
+    /// How many times the send was started again (after a timeout; with a ``RetryPolicy``, for
+    /// any reason it allows).
+    package var retryCount: Int { retrying.retries }
+
+    /// Whether the send has finished.
+    package var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    /// Handles `event`; returns what to do, in order.
+    package mutating func handle(_ event: Event) -> [Action] {
+        switch event {
+        case .start(let now): return start(now: now)
+        case .refuse(let error):
+            guard case .idle = state else { return [] }
+            state = .finished
+            return [.finish(.failure(error))]
+        case .cancel: return cancel()
+        case .clock(let now): return clock(now: now)
+        case .bodySent(let id, let total, let now):
+            guard current(id) != nil else { return [] }
+            touch(now)
+            latestSent = max(latestSent, min(total, bodyLength))
+            return progress()
+        case .informationalResponse(let id, _, let now):
+            guard current(id) != nil else { return [] }
+            touch(now)
+            return []
+        case .responseHead(let id, let head, let now):
+            guard var exchange = current(id) else { return [] }
+            touch(now)
+            if let challenge = head.header(head.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate") {
+                lastChallenge = challenge
+            }
+            exchange.head = head
+            headSeenThisExchange = true
+            state = .exchanging(exchange)
+            var actions = progress()
+            // A redirect is decided at its head (a transport never follows one itself, so no
+            // later head replaces it): a refused one is not read at all.
+            if exchange.settled == nil, isRedirect(head) { actions += settle(&exchange) }
+            return actions
+        case .bodyReceived(let id, let count, let now):
+            guard var exchange = current(id) else { return [] }
+            touch(now)
+            var actions = settle(&exchange)
+            if isFinished { return actions }
+            receivedBytes += UInt64(count)
+            if exchange.settled == .answer { exchange.answerBytes += UInt64(count) }
+            if let error = limitExceeded(exchange) {
+                state = .finished
+                return actions + [.cancelExchange(id: id), .finish(.failure(error))]
+            }
+            if exchange.settled == .answer { actions.append(.keepResponseBody) }
+            state = .exchanging(exchange)
+            return actions
+        case .bodyFailed(let id, let error):
+            guard current(id) != nil else { return [] }
+            state = .finished
+            return [.cancelExchange(id: id), .finish(.failure(error))]
+        case .exchangeEnded(let id, let error, let now):
+            guard var exchange = current(id) else { return [] }
+            touch(now)
+            if let error { return retryOrFail(error, now: now) }
+            let actions = settle(&exchange)
+            if isFinished { return actions }
+            return actions.isEmpty ? ended(exchange, now: now) : actions + ended(exchange, now: now)
+        }
+    }
+
+    // MARK: - Start, cancel, clock
+
+    private mutating func start(now: UInt64) -> [Action] {
+        guard case .idle(let cancelled) = state else { return [] }
+        if cancelled {
+            state = .finished
+            return [.finish(.failure(.cancelled))]
+        }
+        if configuration.totalTimeoutNanoseconds > 0 { totalDeadline = now + configuration.totalTimeoutNanoseconds }
+        return begin(original, now: now)
+    }
+
+    private mutating func begin(_ request: TransportRequest, now: UInt64) -> [Action] {
+        let id = nextID
+        nextID += 1
+        state = .exchanging(Exchange(id: id, request: request))
+        headSeenThisExchange = false
+        touch(now)
+        guard timerDeadline == nil, let deadline = nextDeadline() else { return [.startExchange(id: id, request: request)] }
+        timerDeadline = deadline
+        return [.startExchange(id: id, request: request), .armTimer(deadline: deadline)]
+    }
+
+    /// When the clock is next needed: the idle deadline or the total one, whichever comes first.
+    private func nextDeadline() -> UInt64? {
+        let idle = configuration.idleTimeoutNanoseconds > 0 ? lastActivity + configuration.idleTimeoutNanoseconds : nil
+        switch (idle, totalDeadline) {
+        case (let idle?, let total?): return min(idle, total)
+        case (let idle?, nil): return idle
+        case (nil, let total): return total
+        }
+    }
+
+    private mutating func cancel() -> [Action] {
+        switch state {
+        case .idle:
+            state = .idle(cancelled: true)
+            return []
+        case .exchanging(let exchange):
+            state = .finished
+            return [.cancelExchange(id: exchange.id), .finish(.failure(.cancelled))]
+        case .waiting:
+            state = .finished
+            return [.finish(.failure(.cancelled))]
+        case .finished:
+            return []
+        }
+    }
+
+    private mutating func clock(now: UInt64) -> [Action] {
+        timerDeadline = nil
+        if case .waiting(let until) = state {
+            if let total = totalDeadline, now >= total { return totalTimeUp(cancelling: []) }
+            if now >= until { return begin(original, now: now) }
+            return armWake(until)
+        }
+        guard case .exchanging(let exchange) = state else { return [] }
+        if let total = totalDeadline, now >= total { return totalTimeUp(cancelling: [.cancelExchange(id: exchange.id)]) }
+        let limit = configuration.idleTimeoutNanoseconds
+        let idle = now > lastActivity ? now - lastActivity : 0
+        guard limit > 0, idle >= limit else {
+            guard let deadline = nextDeadline() else { return [] }
+            timerDeadline = deadline
+            return [.armTimer(deadline: deadline)]
+        }
+        let seconds = Double(limit) / 1e9
+        let error = FormDataError.timedOut(
+            underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "No bytes sent or received for \(seconds) s"))
+        return [.cancelExchange(id: exchange.id)] + retryOrFail(error, now: now)
+    }
+
+    private mutating func totalTimeUp(cancelling: [Action]) -> [Action] {
+        state = .finished
+        return cancelling + [.finish(.failure(configuration.totalTimeoutError))]
+    }
+
+    /// The attempt failed with `error`: sent again when the retry rules allow, else the send fails.
+    private mutating func retryOrFail(_ error: FormDataError, now: UInt64) -> [Action] {
+        // A redirect followed or a challenge answered is a response begun.
+        let answered = headSeenThisExchange || redirects > 0 || authRetries > 0
+        guard let wait = retrying.wait(after: error, responseBegun: answered, request: original) else {
+            state = .finished
+            return [.finish(.failure(error))]
+        }
+        return retry(afterNanoseconds: wait, now: now)
+    }
+
+    /// Arms the clock for the end of a wait (or the total deadline, if it comes first).
+    private mutating func armWake(_ until: UInt64) -> [Action] {
+        timerDeadline = totalDeadline.map { min($0, until) } ?? until
+        return [.armTimer(deadline: timerDeadline ?? until)]
+    }
+
+    /// Starts the send again from the original request, at once or after `wait` nanoseconds.
+    private mutating func retry(afterNanoseconds wait: UInt64, now: UInt64) -> [Action] {
+        let count = retrying.count()
+        (redirects, authRetries) = (0, 0)
+        var actions: [Action] = []
+        if reportedSent > 0 { actions.append(.reportProgress(delta: -reportedSent)) }
+        latestSent = 0
+        reportedSent = 0
+        actions.append(.reportRetry(retryCount: count))
+        guard wait > 0 else { return actions + begin(original, now: now) }
+        state = .waiting(until: now + wait)
+        return actions + armWake(now + wait)
+    }
+
+    // MARK: - Exchanges
+
+    private func current(_ id: Int) -> Exchange? {
+        guard case .exchanging(let exchange) = state, exchange.id == id else { return nil }
+        return exchange
+    }
+
+    private mutating func touch(_ now: UInt64) { lastActivity = max(lastActivity, now) }
+
+    /// Progress to report: bytes sent beyond what was reported, the last byte held back until a
+    /// response head arrived.
+    private mutating func progress() -> [Action] {
+        let cap = headSeenThisExchange ? bodyLength : max(0, bodyLength - 1)
+        let deliverable = min(latestSent, cap)
+        guard deliverable > reportedSent else { return [] }
+        defer { reportedSent = deliverable }
+        return [.reportProgress(delta: deliverable - reportedSent)]
+    }
+
+    /// Decides what the exchange's response is for, once: at its first body byte or its end.
+    private mutating func settle(_ exchange: inout Exchange) -> [Action] {
+        guard exchange.settled == nil else { return [] }
+        guard let head = exchange.head else {
+            // Ended without a head: the transport reports that as a failure.
+            exchange.settled = .answer
+            return []
+        }
+        if let policy = configuration.redirectPolicy, isRedirect(head), let location = head.header("Location") {
+            let target = URL(string: location, relativeTo: exchange.request.url)?.absoluteURL
+            switch policy.decide(after: exchange.request, statusCode: head.statusCode, location: target, redirectsSoFar: redirects) {
+            case .follow(let next):
+                exchange.settled = .follow(next)
+                state = .exchanging(exchange)
+                return []
+            case .refuse(let error):
+                state = .finished
+                return [.cancelExchange(id: exchange.id), .finish(.failure(error))]
+            case .deliver:
+                break
+            }
+        }
+        if let schemes = challengeToAnswer(exchange, head: head) {
+            exchange.settled = .answerChallenge(schemes)
+            state = .exchanging(exchange)
+            return []
+        }
+        if let wait = retrying.wait(afterResponse: head) {
+            exchange.settled = .retryAfter(wait)
+            state = .exchanging(exchange)
+            return []
+        }
+        exchange.settled = .answer
+        state = .exchanging(exchange)
+        var actions: [Action] = []
+        actions.reserveCapacity(2)  // the first body bytes add .keepResponseBody
+        actions.append(.reportResponseHead(head))
+        return actions
+    }
+
+    /// Whether `head` is a redirect this send follows (or refuses).
+    private func isRedirect(_ head: TransportResponseHead) -> Bool {
+        configuration.redirectPolicy != nil
+            && RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: head.header("Location") != nil)
+    }
+
+    /// The schemes to answer a 401 with by sending again: after pre-emptive Basic, once, when
+    /// the server offers a scheme other than Basic and the transport answers challenges.
+    private func challengeToAnswer(_ exchange: Exchange, head: TransportResponseHead) -> [String]? {
+        let network = exchange.request.network
+        guard configuration.answersChallenges, head.statusCode == 401, authRetries == 0, network.credentials != nil,
+            network.presentsCredentialsBeforeChallenge, network.challengeSchemes.isEmpty,
+            let challenge = head.header("WWW-Authenticate")
+        else { return nil }
+        let others = AuthenticationChallenge.schemes(in: challenge).filter {
+            AuthenticationChallenge.answerable.contains($0) && $0 != "Basic"
+        }
+        return others.isEmpty ? nil : others
+    }
+
+    /// The error when the response has grown past a limit, else nil.
+    private func limitExceeded(_ exchange: Exchange) -> FormDataError? {
+        let limits = original
+        if exchange.settled == .answer, let head = exchange.head, head.isContentEncoded,
+            configuration.transportDecodesContentEncoding
+        {
+            // Decoded bytes: the decompressed limit is the one that applies to them.
+            if exchange.answerBytes > limits.maximumDecompressedResponseSize {
+                return .compression(underlying: .decompressedSizeLimitExceeded(limit: limits.maximumDecompressedResponseSize))
+            }
+            return nil
+        }
+        return receivedBytes > limits.maximumResponseSize ? .responseTooLarge(limit: limits.maximumResponseSize) : nil
+    }
+
+    /// Exchange `exchange` ended with a whole response.
+    private mutating func ended(_ exchange: Exchange, now: UInt64) -> [Action] {
+        switch exchange.settled {
+        case .follow(let next)?:
+            redirects += 1
+            return begin(next, now: now)
+        case .answerChallenge(let schemes)?:
+            authRetries += 1
+            var next = exchange.request
+            next.network.challengeSchemes = schemes
+            return begin(next, now: now)
+        case .retryAfter(let wait)?:
+            return retry(afterNanoseconds: wait, now: now)
+        case .answer?, nil:
+            state = .finished
+            guard let head = exchange.head else {
+                return [
+                    .finish(
+                        .failure(
+                            .connectionFailure(
+                                underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "The server sent no HTTP response"))))
+                ]
+            }
+            if head.statusCode == 401 || head.statusCode == 407 {
+                return [.finish(.failure(AuthenticationChallenge.authenticationNeeded(head)))]
+            }
+            let authentication = AuthenticationOutcome(
+                of: exchange.request, answersChallenges: configuration.answersChallenges, lastChallenge: lastChallenge,
+                retries: authRetries)
+            let finish = Action.finish(.response(head, url: exchange.request.url, authentication: authentication))
+            guard bodyLength > reportedSent else { return [finish] }
+            defer { reportedSent = bodyLength }
+            return [.reportProgress(delta: bodyLength - reportedSent), finish]
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import FormDataKitBody
+import FormDataKitWire
+import CCurl
+import Foundation
+
+// The upload side of a transfer: the read-ahead that feeds libcurl's read callback, and the
+// callbacks themselves (on the event loop's thread, inside libcurl's calls).
+
+extension CurlTransfer {
+    /// Starts reading `source` ahead (``makeReadAhead(of:from:chunkSize:onReady:)``). When bytes
+    /// arrive for a paused transfer, the event loop resumes it on its own thread.
+    /// A body whose files were opened where it was built (``CachedPagesReadAhead``) is read from
+    /// cached pages on this thread, the pool taking over from the first page that is not.
+    func startReadAhead(of source: BodySource, chunkSize: Int, easy: UnsafeMutableRawPointer) {
+        let key = UInt(bitPattern: easy)
+        let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
+            loop?.resume(easy: key, readAhead: readAhead)
+        }
+        #if os(Linux)
+        if let opened = send.takeOpenedBody() {
+            opened.start(onReady: resume) { offset, relay in
+                Self.makeReadAhead(of: source, from: offset, chunkSize: chunkSize, onReady: relay)
+            }
+            readAhead = opened
+            return
+        }
+        #endif
+        readAhead = Self.makeReadAhead(of: source, from: 0, chunkSize: chunkSize, onReady: resume)
+        readAhead?.prefetch()
+    }
+
+    /// A read-ahead of `source` from byte `offset` on the reader pool: through a pipe (Linux;
+    /// file parts moved, not copied), else in two chunks of `chunkSize` bytes.
+    private static func makeReadAhead(
+        of source: BodySource, from offset: UInt64, chunkSize: Int, onReady: @escaping @Sendable (any ReadAheadBody) -> Void
+    ) -> any ReadAheadBody {
+        #if os(Linux)
+        if !source.isInMemory, let pipe = PipeReadAhead.make(source: source, from: offset, onReady: onReady) { return pipe }
+        #endif
+        let chunks = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: onReady)
+        if offset > 0 { chunks.restart(at: offset) }
+        return chunks
+    }
+
+    /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it
+    /// has nothing yet (``resumeBody(readAhead:)`` continues it).
+    func readBody(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        guard let readAhead else { return 0 }
+        switch readAhead.read(into: UnsafeMutableRawPointer(buffer), capacity: capacity) {
+        case .bytes(let count):
+            return count
+        case .end:
+            return 0
+        case .wouldBlock:
+            pausedForBody = true
+            return CurlCallbackValue.readPause
+        case .failed(let error):
+            bodyError = error
+            return CurlCallbackValue.readAbort
+        }
+    }
+
+    /// The read-ahead `readAhead` has bytes again (a command on the event loop's thread):
+    /// resumes the transfer if it is this one's and paused for them.
+    func resumeBody(readAhead: any ReadAheadBody) {
+        guard readAhead === self.readAhead, pausedForBody, let easy else { return }
+        pausedForBody = false
+        // libcurl may call the read callback from here, which may pause again. Receiving stays
+        // paused if the response's consumer is behind.
+        _ = ccurl_easy_pause(easy, pauseBits)
+    }
+
+    /// Rewinds the body to `offset` (libcurl re-sends it on a reused connection that turned
+    /// out closed, and for authentication rounds): the read-ahead starts again there, on its
+    /// workers; the next read pauses until it has bytes.
+    func seekBody(to offset: Int64, origin: Int32) -> Int32 {
+        guard let readAhead, let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
+            return CurlCallbackValue.seekFail
+        }
+        readAhead.restart(at: UInt64(offset))
+        return CurlCallbackValue.seekOK
+    }
+}
+
+// The C callbacks for the body: `userdata` is the transfer (unretained; the event loop holds it
+// while the handle is in the multi).
+
+let curlReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    guard let buffer, let userdata else { return CurlCallbackValue.readAbort }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.readBody(into: buffer, capacity: size * count)
+}
+
+let curlSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
+    guard let userdata else { return CurlCallbackValue.seekFail }
+    return Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue().seekBody(to: offset, origin: origin)
+}
