@@ -156,6 +156,7 @@ let package = Package(
             name: "FormDataKitTests",
             dependencies: [
                 "FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport",
+                "FormDataKitWire", "FormDataKitBody", "FormDataKitEngine",
                 .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
             ],
             exclude: [
@@ -173,7 +174,10 @@ let package = Package(
         // The `formdata` tool's tests, run as a user runs it (a child process).
         .testTarget(
             name: "FormDataKitCLITests",
-            dependencies: ["FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata"]
+            dependencies: [
+                "FormDataKit", "FormDataKitTesting", "FormDataKitTestingAssertions", "FormDataKitTestSupport", "formdata",
+                "FormDataKitWire", "FormDataKitBody", "FormDataKitEngine",
+            ]
         ),
         .executableTarget(
             name: "reliability-helper",
@@ -199,14 +203,20 @@ let package = Package(
         ),
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport"],
+            dependencies: [
+                "FormDataKit", "FormDataKitAF", "FormDataKitTesting", "FormDataKitTestSupport", "FormDataKitWire", "FormDataKitBody",
+                "FormDataKitEngine",
+            ],
             exclude: [
                 "Support/form_oracle.py", "Support/fault_server.py", "Support/cutting_relay.py", "Support/cutting_relay_check.py",
             ]
         ),
         .testTarget(
             name: "FormDataKitAFTests",
-            dependencies: ["FormDataKitAF", "FormDataKit", "FormDataKitTesting", "FormDataKitTestSupport"]
+            dependencies: [
+                "FormDataKitAF", "FormDataKit", "FormDataKitTesting", "FormDataKitTestSupport", "FormDataKitWire", "FormDataKitBody",
+                "FormDataKitEngine",
+            ]
         ),
         .testTarget(
             name: "MigrationExamples",

@@ -13,14 +13,14 @@ extension FormDataRequest {
     ///   memory (``postBody``) unless ``shouldStreamPostDataFromDisk``.
     /// - Form with files: multipart, its file parts left in their files. The body is spooled to a
     ///   temporary file only when something needs one: reading ``postBodyFilePath``, or sending
-    ///   through a transport that takes files and not streams (see ``BodyDelivery``).
+    ///   through a transport that takes files and not streams (see `BodyDelivery`).
     /// - Empty form: no body, no `Content-Type`.
     ///
     /// The result is the same whatever the ``transport``: headers, ``postLength``,
     /// ``debugBodyString`` and ``bodySource``.
     ///
-    /// - Throws: ``FormDataError`` naming the file, field or encoding at fault, or
-    ///   ``FormDataError/invalidRequestHeader(name:value:)`` for a header set with
+    /// - Throws: `FormDataError` naming the file, field or encoding at fault, or
+    ///   `FormDataError.invalidRequestHeader(name:value:)` for a header set with
     ///   ``addRequestHeader(_:value:)`` whose name is not a token or whose value has CR, LF or NUL.
     ///   Nothing is left on disk when a build fails.
     public func buildPostBody() throws {
@@ -48,7 +48,7 @@ extension FormDataRequest {
     /// Setting it makes the request send these bytes as they are — a raw body, as
     /// ASIHTTPRequest's `setPostBody:` (JSON built by hand, XML, a PUT of bytes): no
     /// `Content-Type` is added (set one), the length is exact, a GET becomes a POST as for forms.
-    /// Form fields and a raw body cannot both be sent (``FormDataError/rawBodyWithFormFields(field:)``
+    /// Form fields and a raw body cannot both be sent (`FormDataError.rawBodyWithFormFields(field:)`
     /// at build). Setting nil removes the raw body.
     public var postBody: Data? {
         get {
@@ -79,9 +79,9 @@ extension FormDataRequest {
 
     /// Appends the file at `path` to the raw body (ASIHTTPRequest's `appendPostDataFromFile:`):
     /// it is read when sent, never loaded whole; a file that changes size before then fails the
-    /// send (``FormDataError/fileChanged(path:expectedSize:actualSize:)``).
-    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
-    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
+    /// send (`FormDataError.fileChanged(path:expectedSize:actualSize:)`).
+    /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
+    ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file)
     ///   at once, as ``addFile(_:forKey:)`` does.
     /// - Parameter path: the file whose contents are added at the end of the raw body.
     public func appendPostDataFromFile(_ path: String) throws(FormDataError) {
@@ -108,7 +108,7 @@ extension FormDataRequest {
     /// sent, never loaded whole; reading the property then gives the same path back. Setting nil
     /// removes the raw body. A setter cannot throw: a path that is missing or not a regular file
     /// (a FIFO, a device, a socket, a `/proc` file) is refused by the build — ``buildPostBody()``
-    /// throws ``FormDataError/notARegularFile(path:kind:)`` naming it, and a send fails with it —
+    /// throws `FormDataError.notARegularFile(path:kind:)` naming it, and a send fails with it —
     /// before a byte is read.
     public var postBodyFilePath: String? {
         get { currentPostBodyFilePath }

@@ -20,7 +20,7 @@ extension FormDataRequest {
 
     /// Whether Basic credentials (``username``/``password``) go with the first request, before
     /// the server asks (ASI's default: true). When the server then challenges with another scheme
-    /// (Digest, NTLM), a transport that answers challenges (``CurlTransport``) answers it and
+    /// (Digest, NTLM), a transport that answers challenges (`CurlTransport`) answers it and
     /// sends the whole body again; ``authenticationScheme`` says which scheme was used. When
     /// false, the first request goes without credentials and the server's challenge decides.
     ///
@@ -80,7 +80,7 @@ extension FormDataRequest {
 
     /// The most body bytes per second any one request sends, process-wide (ASI's
     /// `+setMaxBandwidthPerSecond:`); 0 (the default): no limit. ASI shared one budget between
-    /// all requests in flight; here each request is held to it on its own (``CurlTransport``,
+    /// all requests in flight; here each request is held to it on its own (`CurlTransport`,
     /// libcurl's `MAX_SEND_SPEED`).
     public static var maxBandwidthPerSecond: UInt64 {
         get { bandwidthStorage.current }
@@ -118,8 +118,8 @@ extension FormDataRequest {
     }
 
     /// Public-key pins, `sha256//<base64 of the SHA-256 of the SubjectPublicKeyInfo>`; the
-    /// connection fails (``FormDataError/connectionFailure(underlying:)`` naming the pin) unless
-    /// the server's key matches one. ``NetworkPinning/publicKeyHash(ofCertificate:)`` computes
+    /// connection fails (`FormDataError.connectionFailure(underlying:)` naming the pin) unless
+    /// the server's key matches one. `NetworkPinning.publicKeyHash(ofCertificate:)` computes
     /// one from a certificate.
     public var pinnedPublicKeyHashes: [String] {
         get { sending.withLock { $0.settings.network.pinnedPublicKeyHashes } }
@@ -131,9 +131,9 @@ extension FormDataRequest {
     /// `CurlTransport` reads its files (and the key's) on its reader pool before each send, and
     /// gives them to libcurl from memory, so a handshake never reads a file on the transport's
     /// thread. A path that is not a readable regular file fails the send with
-    /// ``FormDataError/internalErrorWhileBuilding(underlying:)`` naming it (a FIFO, a device, a
-    /// socket: ``FormDataError/notARegularFile(path:kind:)``; a missing file:
-    /// ``FormDataError/fileNotFound(path:)``).
+    /// `FormDataError.internalErrorWhileBuilding(underlying:)` naming it (a FIFO, a device, a
+    /// socket: `FormDataError.notARegularFile(path:kind:)`; a missing file:
+    /// `FormDataError.fileNotFound(path:)`).
     public var clientCertificate: NetworkOptions.ClientCertificate? {
         get { sending.withLock { $0.settings.network.clientCertificate } }
         set { sending.withLock { $0.settings.network.clientCertificate = newValue } }
@@ -143,7 +143,7 @@ extension FormDataRequest {
 
     /// Whether the transport's cookie jar is used (ASI's `useCookiePersistence`, default true):
     /// cookies kept from earlier responses go with this request where RFC 6265 allows, and the
-    /// cookies this response sets are kept. One jar per transport instance (``CurlTransport``).
+    /// cookies this response sets are kept. One jar per transport instance (`CurlTransport`).
     public var useCookiePersistence: Bool {
         get { sending.withLock { $0.settings.network.usesCookieJar } }
         set { sending.withLock { $0.settings.network.usesCookieJar = newValue } }

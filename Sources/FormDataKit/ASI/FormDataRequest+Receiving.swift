@@ -71,8 +71,8 @@ extension FormDataRequest {
     /// destination's directory. The file is created new (0600) before anything is sent, and moved
     /// or removed at the end — never left behind. A path that exists (a file, a symbolic link, a
     /// FIFO, a device, another download's temporary file) is refused, not reused as ASI did: the
-    /// send fails with ``FormDataError/fileManagement(underlying:)`` wrapping
-    /// ``FormDataError/fileExists(path:)`` naming it, and what is there is left untouched.
+    /// send fails with `FormDataError.fileManagement(underlying:)` wrapping
+    /// `FormDataError.fileExists(path:)` naming it, and what is there is left untouched.
     public var temporaryFileDownloadPath: String? {
         get { sending.withLock { $0.settings.temporaryFileDownloadPath } }
         set { sending.withLock { $0.settings.temporaryFileDownloadPath = newValue } }

@@ -20,9 +20,9 @@ import Foundation
 /// anything is sent, naming the setting.
 extension FormDataRequest {
     /// Whether an upload whose connection is lost mid-body is resumed from the server's offset
-    /// rather than failing (off by default). Needs ``CurlTransport`` (the default on Linux) or
-    /// `AsyncHTTPClientTransport`: ``URLSessionTransport`` fails the send with
-    /// ``FormDataError/unableToCreateRequest(underlying:)`` naming `shouldResumeInterruptedUploads`.
+    /// rather than failing (off by default). Needs `CurlTransport` (the default on Linux) or
+    /// `AsyncHTTPClientTransport`: `URLSessionTransport` fails the send with
+    /// `FormDataError.unableToCreateRequest(underlying:)` naming `shouldResumeInterruptedUploads`.
     public var shouldResumeInterruptedUploads: Bool {
         get { sending.withLock { $0.settings.network.resumesInterruptedUploads } }
         set { sending.withLock { $0.settings.network.resumesInterruptedUploads = newValue } }
@@ -31,7 +31,7 @@ extension FormDataRequest {
     /// How many times one send resumes its upload before it fails (3 by default): each offset
     /// request — after a lost connection, or again after the server answered `409` (offset
     /// mismatch) — counts once. Past it the send fails with
-    /// ``FormDataError/connectionFailure(underlying:)``, whose underlying error's domain is
+    /// `FormDataError.connectionFailure(underlying:)`, whose underlying error's domain is
     /// `FormDataKit.UploadResumption`, its code the limit, its message naming this setting.
     public var numberOfTimesToResumeUpload: Int {
         get { sending.withLock { $0.settings.network.maximumUploadResumptions } }

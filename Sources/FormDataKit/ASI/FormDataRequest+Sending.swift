@@ -13,13 +13,13 @@ extension FormDataRequest {
     ///
     /// Safe from any thread, the main thread in top-level code included: the body is built on the
     /// calling thread (which waits anyway), the exchange runs on the transport's threads — over
-    /// ``CurlTransport`` on this thread itself, which drives the transport's libcurl loop while it
+    /// `CurlTransport` on this thread itself, which drives the transport's libcurl loop while it
     /// waits unless another thread already does — and the callbacks where ``callbackQueue`` says
     /// (or run here, when called on that queue itself).
     ///
     /// - Returns: what failed this call, or nil when its send succeeded (a 404 is a success). A
     ///   call made while the request is already being sent (from another thread) returns
-    ///   ``FormDataError/requestInProgress`` at once and leaves ``error`` and the other send alone.
+    ///   `FormDataError.requestInProgress` at once and leaves ``error`` and the other send alone.
     @discardableResult
     public func startSynchronous() -> FormDataError? {
         let outcome = Locked<FormDataError?>(nil)
@@ -60,8 +60,8 @@ extension FormDataRequest {
 
     /// Sends the request and returns the response. A 404 or 500 is a response, not an error.
     /// Cancelling the calling task cancels the request.
-    /// - Throws: ``FormDataError`` in the sending categories (``FormDataError/timedOut(underlying:)``,
-    ///   ``FormDataError/cancelled``, ``FormDataError/internalErrorWhileBuilding(underlying:)``…).
+    /// - Throws: `FormDataError` in the sending categories (`FormDataError.timedOut(underlying:)`,
+    ///   `FormDataError.cancelled`, `FormDataError.internalErrorWhileBuilding(underlying:)`…).
     /// - Returns: the complete response (status, headers, body inflated when it came compressed).
     public func start() async throws(FormDataError) -> FormDataResponse {
         let result: Result<FormDataResponse, FormDataError> = await withTaskCancellationHandler {
@@ -75,7 +75,7 @@ extension FormDataRequest {
         return try result.get()
     }
 
-    /// Cancels the send in progress; it fails with ``FormDataError/cancelled`` (delegate
+    /// Cancels the send in progress; it fails with `FormDataError.cancelled` (delegate
     /// `requestFailed`, ``failedBlock``) and its temporary files are removed. A request waiting
     /// unstarted in a ``NetworkQueue`` fails the same way without being sent (as ASI's did).
     /// No effect when idle.

@@ -15,14 +15,14 @@ extension FormDataRequest {
     }
 
     /// Seconds without any byte sent or received before the request fails with
-    /// ``FormDataError/timedOut(underlying:)``; 10 by default; 0 or less turns the timeout off.
+    /// `FormDataError.timedOut(underlying:)`; 10 by default; 0 or less turns the timeout off.
     public var timeOutSeconds: TimeInterval {
         get { sending.withLock { $0.settings.timeOutSeconds } }
         set { sending.withLock { $0.settings.timeOutSeconds = newValue } }
     }
 
     /// Seconds the whole send may take — every retry, redirect and authentication round
-    /// included — before it fails with ``FormDataError/timedOut(underlying:)`` (not retried);
+    /// included — before it fails with `FormDataError.timedOut(underlying:)` (not retried);
     /// 0 (the default) or less: no total limit. ASIHTTPRequest had only the idle timeout
     /// (``timeOutSeconds``), which a server that sends one byte now and then never trips.
     public var totalTimeOutSeconds: TimeInterval {
@@ -74,8 +74,8 @@ extension FormDataRequest {
 
     /// The largest response body accepted after decompression, in bytes: a response sent with a
     /// `Content-Encoding` (gzip) that inflates past it is stopped as soon as it does and fails with
-    /// ``FormDataError/compression(underlying:)`` wrapping
-    /// ``FormDataError/decompressedSizeLimitExceeded(limit:)`` — a guard against decompression
+    /// `FormDataError.compression(underlying:)` wrapping
+    /// `FormDataError.decompressedSizeLimitExceeded(limit:)` — a guard against decompression
     /// bombs (a few KiB on the wire, gigabytes in memory). 256 MiB by default
     /// (``defaultMaximumDecompressedResponseSize``). Bodies without a content encoding are not
     /// limited by it.
@@ -89,7 +89,7 @@ extension FormDataRequest {
 
     /// The largest response body accepted as it arrives, in bytes, encoded or not: receiving
     /// stops as soon as a body grows past it and the send fails with
-    /// ``FormDataError/responseTooLarge(limit:)``, so a hostile or broken server cannot exhaust
+    /// `FormDataError.responseTooLarge(limit:)`, so a hostile or broken server cannot exhaust
     /// memory. 256 MiB by default (``defaultMaximumResponseSize``). Enforced by the curl transport
     /// (the Linux default); see the README's transport table for the others.
     public var maximumResponseSize: UInt64 {
@@ -109,8 +109,8 @@ extension FormDataRequest {
 
     /// What sends the request; ``defaultTransport`` unless set.
     ///
-    /// The transport decides the form the body is handed over in (see ``BodyDelivery``): one that
-    /// streams (``CurlTransport``, the Linux default, and the AsyncHTTPClient transport) gets the
+    /// The transport decides the form the body is handed over in (see `BodyDelivery`): one that
+    /// streams (`CurlTransport`, the Linux default, and the AsyncHTTPClient transport) gets the
     /// encoded body unspooled. The built body itself does not depend on the transport.
     public var transport: any FormDataTransport {
         get { sending.withLock { $0.settings.transport } ?? Self.defaultTransport }
@@ -118,8 +118,8 @@ extension FormDataRequest {
     }
 
     /// The transport of every request whose ``transport`` is not set: unless changed,
-    /// ``CurlTransport/shared`` on Linux (``URLSessionTransport/shared`` there when libcurl
-    /// cannot be loaded), ``URLSessionTransport/shared`` on Apple platforms. Requests read it when
+    /// `CurlTransport.shared` on Linux (`URLSessionTransport.shared` there when libcurl
+    /// cannot be loaded), `URLSessionTransport.shared` on Apple platforms. Requests read it when
     /// they build and send; `AFHTTPSessionManager` uses it too.
     public static var defaultTransport: any FormDataTransport {
         get { defaultTransportStorage.current ?? platformDefaultTransport }

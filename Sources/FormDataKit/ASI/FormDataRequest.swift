@@ -105,14 +105,14 @@ public final class FormDataRequest: Sendable {
 
     /// The deflate level for a compressed body: -1 (zlib's default) or 0 (stored) to 9
     /// (smallest, slowest). 6 by default, ASIHTTPRequest's level. Another value fails the build
-    /// with ``FormDataError/compressionFailed(code:message:)``.
+    /// with `FormDataError.compressionFailed(code:message:)`.
     public var compressionLevel: Int32 {
         get { state.withLock { $0.compressionLevel } }
         set { mutateBody { $0.compressionLevel = newValue } }
     }
 
     /// Whether a compressed body stores parts that are already compressed (JPEG, PNG, MP4, ZIP,
-    /// … — see ``AlreadyCompressedTypes``) at level 0 inside the same gzip stream, instead of
+    /// … — see `AlreadyCompressedTypes`) at level 0 inside the same gzip stream, instead of
     /// spending CPU deflating them for nothing. On by default; the output inflates to the same
     /// bytes either way.
     public var adaptiveCompression: Bool {
@@ -132,7 +132,7 @@ public final class FormDataRequest: Sendable {
     /// by a worker primed with the 32 KiB before it, joined into one gzip member with a combined
     /// CRC-32 — a valid gzip stream that inflates to the same bytes (the compressed bytes differ
     /// slightly from the one-thread stream, by a few bytes per block). Memory stays bounded either
-    /// way. A negative value fails the build with ``FormDataError/compressionFailed(code:message:)``.
+    /// way. A negative value fails the build with `FormDataError.compressionFailed(code:message:)`.
     public var compressionThreads: Int {
         get { state.withLock { $0.compressionThreads } }
         set { mutateBody { $0.compressionThreads = newValue } }
@@ -155,7 +155,7 @@ public final class FormDataRequest: Sendable {
     /// The multipart boundary: `0xKhTmLbOuNdArY-` + an uppercase UUID, random per request. Set it
     /// to fix the bytes (tests do); a boundary you set that occurs in any content — values, data
     /// parts, and file parts, which are then read once at build time to check — is
-    /// ``FormDataError/boundaryCollision(boundary:field:)``; a generated one is replaced by a new
+    /// `FormDataError.boundaryCollision(boundary:field:)`; a generated one is replaced by a new
     /// one when it occurs in in-memory content (files are not read for it: 122 random bits).
     public var multipartBoundary: String {
         get { state.withLock { $0.built?.boundary ?? $0.boundary } }
@@ -227,8 +227,8 @@ public final class FormDataRequest: Sendable {
     /// - Parameters:
     ///   - filePath: the file to send, read when the body is built.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
-    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file).
+    /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
+    ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file).
     public func addFile(_ filePath: String, forKey key: String) throws {
         try addFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
     }
@@ -236,18 +236,18 @@ public final class FormDataRequest: Sendable {
     /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
     /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
     /// the body is built. A missing file, a directory or a file that is not a regular file throws
-    /// ``FormDataError`` naming the path; a file whose name is not valid UTF-8 (the `String` has
-    /// U+FFFD for its bytes) throws ``FormDataError/fileNameNotUTF8(path:)`` naming the bytes.
-    /// Its size is recorded now: a build finds the file deleted (``FormDataError/fileNotFound(path:)``)
-    /// or of another size (``FormDataError/fileChanged(path:expectedSize:actualSize:)``) and fails,
+    /// `FormDataError` naming the path; a file whose name is not valid UTF-8 (the `String` has
+    /// U+FFFD for its bytes) throws `FormDataError.fileNameNotUTF8(path:)` naming the bytes.
+    /// Its size is recorded now: a build finds the file deleted (`FormDataError.fileNotFound(path:)`)
+    /// or of another size (`FormDataError.fileChanged(path:expectedSize:actualSize:)`) and fails,
     /// sending nothing; add the file again to send its new contents.
     /// - Parameters:
     ///   - filePath: the file to send.
     ///   - fileName: the `filename` sent; nil: the path's last component.
     ///   - contentType: the part's type; nil: from the extension.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
-    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file).
+    /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
+    ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file).
     public func addFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {
         let field = try Self.fileField(filePath, fileName: fileName, contentType: contentType, key: key)
@@ -258,8 +258,8 @@ public final class FormDataRequest: Sendable {
     /// - Parameters:
     ///   - filePath: the file to send.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
-    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
+    /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
+    ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file)
     ///   (nothing is removed then).
     public func setFile(_ filePath: String, forKey key: String) throws {
         try setFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
@@ -271,8 +271,8 @@ public final class FormDataRequest: Sendable {
     ///   - fileName: the `filename` sent; nil: the path's last component.
     ///   - contentType: the part's type; nil: from the extension.
     ///   - key: the field name.
-    /// - Throws: ``FormDataError/fileNotFound(path:)``, ``FormDataError/fileIsDirectory(path:)`` or
-    ///   ``FormDataError/notARegularFile(path:kind:)`` (a FIFO, a device, a socket, a `/proc` file)
+    /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
+    ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file)
     ///   (nothing is removed then).
     public func setFile(_ filePath: String, withFileName fileName: String?, andContentType contentType: String?, forKey key: String) throws
     {

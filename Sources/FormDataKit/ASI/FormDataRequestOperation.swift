@@ -6,7 +6,7 @@ import Foundation
 /// A ``FormDataRequest`` as an `Operation`, for a plain `OperationQueue` (ASIHTTPRequest was an
 /// `NSOperation`): the operation executes while the request is sent and finishes after its
 /// last callback. Cancelling it cancels the request; an operation cancelled before it started
-/// fails its request with ``FormDataError/cancelled`` without sending it (delegate
+/// fails its request with `FormDataError.cancelled` without sending it (delegate
 /// `requestFailed` and ``FormDataRequest/failedBlock`` are called, as ASI's were).
 ///
 /// ```swift

@@ -21,7 +21,7 @@ import Foundation
 ///
 /// As in ASI: a new queue is suspended until ``go()``; a request added while the queue runs is
 /// picked up; the first failure cancels the rest (``shouldCancelAllRequestsOnFailure``), which
-/// fail with ``FormDataError/cancelled``; the request's delegate and block are called before
+/// fail with `FormDataError.cancelled`; the request's delegate and block are called before
 /// the queue's delegate. Beyond ASI: ``events`` as an `AsyncSequence`, a per-host limit
 /// (``maximumConcurrentRequestsPerHost``), and queued requests hold no body — a body is built
 /// when its request starts, never before (the batch is sized without building or spooling).
@@ -131,7 +131,7 @@ public final class NetworkQueue: @unchecked Sendable {
     }
 
     /// Whether the first request to fail cancels every other (waiting and running), which then
-    /// fail with ``FormDataError/cancelled``; true by default (ASI's).
+    /// fail with `FormDataError.cancelled`; true by default (ASI's).
     public var shouldCancelAllRequestsOnFailure: Bool {
         get { core.withLock { $0.machine.shouldCancelAllRequestsOnFailure } }
         set { core.withLock { $0.machine.shouldCancelAllRequestsOnFailure = newValue } }
@@ -179,7 +179,7 @@ public final class NetworkQueue: @unchecked Sendable {
     /// the request has ended (``NetworkQueueDelegate/requestFinished(_:)`` or
     /// ``NetworkQueueDelegate/requestFailed(_:)``), it may be added again.
     /// - Parameter request: the request (not in a queue, not being sent).
-    /// - Throws: ``FormDataError/requestAlreadyQueued(url:isRunning:)`` naming the request's URL.
+    /// - Throws: `FormDataError.requestAlreadyQueued(url:isRunning:)` naming the request's URL.
     public func addOperation(_ request: FormDataRequest) throws(FormDataError) {
         let accurate = showAccurateProgress
         let share = accurate ? max(1, request.exactPostLengthWithoutSpooling ?? 1) : 1
@@ -190,7 +190,7 @@ public final class NetworkQueue: @unchecked Sendable {
     /// Starts the queue (ASI's `go`: ``isSuspended`` becomes false).
     public func go() { isSuspended = false }
 
-    /// Cancels every request: waiting ones fail with ``FormDataError/cancelled`` without being
+    /// Cancels every request: waiting ones fail with `FormDataError.cancelled` without being
     /// sent, running ones are cancelled (and fail with it). Each is reported to its delegate and
     /// the queue's. The counters are not zeroed (ASI zeroed them): the batch's progress ends at
     /// exactly 1.0 when the last cancelled request has ended.

@@ -19,7 +19,7 @@ public protocol NetworkQueueDelegate: AnyObject, Sendable {
     func request(_ request: FormDataRequest, didReceiveResponseHeaders responseHeaders: [String: String])
     /// A request finished with a response (any status).
     func requestFinished(_ request: FormDataRequest)
-    /// A request failed (cancelled ones too, with ``FormDataError/cancelled``).
+    /// A request failed (cancelled ones too, with `FormDataError.cancelled`).
     func requestFailed(_ request: FormDataRequest)
     /// Every request added has finished or failed.
     func queueFinished(_ queue: NetworkQueue)

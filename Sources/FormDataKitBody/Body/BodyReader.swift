@@ -1,7 +1,7 @@
 import FormDataKitWire
 import Foundation
 
-/// Reads a ``BodySource`` in order into a caller's buffer, with bounded memory: in-memory
+/// Reads a `BodySource` in order into a caller's buffer, with bounded memory: in-memory
 /// segments are copied, file ranges are read from disk and checked for size changes.
 ///
 /// One chunk never spans two segments, so ``segmentIndex`` tells which segment the last chunk
@@ -36,7 +36,7 @@ public final class BodyReader {
     /// - Parameter buffer: where the bytes go; a chunk never spans two segments, nor is a file read
     ///   in pieces larger than the reader's chunk size.
     /// - Returns: the number of bytes copied; 0 only at the end of the body.
-    /// - Throws: ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` when a file is not the
+    /// - Throws: `FormDataError.fileChanged(path:expectedSize:actualSize:)` when a file is not the
     ///   size recorded when the body was built, or the file errors of opening and reading it.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard buffer.count > 0 else { return 0 }

@@ -11,7 +11,7 @@ import Foundation
 public enum DataCompressor {
     /// Compresses `data` into one gzip stream (`+[ASIDataCompressor compressData:error:]`).
     ///
-    /// - Throws: ``FormDataError/compressionFailed(code:message:)`` when zlib fails.
+    /// - Throws: `FormDataError.compressionFailed(code:message:)` when zlib fails.
     /// - Parameter data: the bytes to compress.
     /// - Returns: a gzip stream (zlib level 6) that inflates to `data`.
     public static func compressData(_ data: Data) throws -> Data {
@@ -32,11 +32,11 @@ public enum DataCompressor {
     /// hidden name and renamed into place at the end, so a failure leaves no partial file and an
     /// existing file at `destination` untouched. `source` and `destination` may be the same path.
     ///
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` when `source` does not exist,
-    ///   ``FormDataError/fileIsDirectory(path:)``, ``FormDataError/notARegularFile(path:kind:)`` or
-    ///   ``FormDataError/fileUnreadable(path:errno:)`` for other source problems, ``FormDataError/fileChanged(path:expectedSize:actualSize:)``
-    ///   when the source changes size while it is read, ``FormDataError/fileUnwritable(path:errno:)``
-    ///   when the destination cannot be written, ``FormDataError/compressionFailed(code:message:)``
+    /// - Throws: `FormDataError.fileNotFound(path:)` when `source` does not exist,
+    ///   `FormDataError.fileIsDirectory(path:)`, `FormDataError.notARegularFile(path:kind:)` or
+    ///   `FormDataError.fileUnreadable(path:errno:)` for other source problems, `FormDataError.fileChanged(path:expectedSize:actualSize:)`
+    ///   when the source changes size while it is read, `FormDataError.fileUnwritable(path:errno:)`
+    ///   when the destination cannot be written, `FormDataError.compressionFailed(code:message:)`
     ///   when zlib fails.
     /// - Parameters:
     ///   - source: the path of the file to compress.

@@ -16,8 +16,8 @@ public enum DataDecompressor {
     ///   - maximumSize: the most bytes the output may have (nil: no limit, as ASIHTTPRequest);
     ///     decompressing stops as soon as it would pass it (a decompression bomb).
     /// - Returns: the decompressed bytes.
-    /// - Throws: ``FormDataError/decompressionFailed(code:message:)`` when the data is corrupt,
-    ///   truncated or not gzip/zlib at all; ``FormDataError/decompressedSizeLimitExceeded(limit:)``
+    /// - Throws: `FormDataError.decompressionFailed(code:message:)` when the data is corrupt,
+    ///   truncated or not gzip/zlib at all; `FormDataError.decompressedSizeLimitExceeded(limit:)`
     ///   past `maximumSize`.
     public static func uncompressData(_ data: Data, maximumSize: UInt64? = nil) throws -> Data {
         guard !data.isEmpty else { return Data() }
@@ -39,10 +39,10 @@ public enum DataDecompressor {
     ///   - source: the compressed file.
     ///   - destination: the file to write (replaced whole, or left as it was).
     ///   - maximumSize: the most bytes the output may have (nil: no limit).
-    /// - Throws: ``FormDataError/fileNotFound(path:)`` when `source` does not exist, other source
-    ///   errors naming it, ``FormDataError/fileUnwritable(path:errno:)`` when the destination cannot
-    ///   be written, ``FormDataError/decompressionFailed(code:message:)`` for corrupt or truncated data,
-    ///   ``FormDataError/decompressedSizeLimitExceeded(limit:)`` past `maximumSize` (no file is left).
+    /// - Throws: `FormDataError.fileNotFound(path:)` when `source` does not exist, other source
+    ///   errors naming it, `FormDataError.fileUnwritable(path:errno:)` when the destination cannot
+    ///   be written, `FormDataError.decompressionFailed(code:message:)` for corrupt or truncated data,
+    ///   `FormDataError.decompressedSizeLimitExceeded(limit:)` past `maximumSize` (no file is left).
     public static func uncompressDataFromFile(_ source: String, toFile destination: String, maximumSize: UInt64? = nil) throws {
         let size = try FileInspection.regularFileSize(at: source)
         let input = try OpenedFileRange(FileRange(path: source, length: size, expectedFileSize: size))

@@ -18,7 +18,7 @@ extension BodySource {
     /// - Parameters:
     ///   - chunkSize: the largest chunk read from a file at a time.
     ///   - body: receives each piece.
-    /// - Throws: what reading a file throws (``FormDataError/fileChanged(path:expectedSize:actualSize:)``
+    /// - Throws: what reading a file throws (`FormDataError.fileChanged(path:expectedSize:actualSize:)`
     ///   and the other file errors), or what `body` throws.
     public func forEachChunk(
         size chunkSize: Int = BodyReader.defaultChunkSize, _ body: (UnsafeRawBufferPointer) throws(FormDataError) -> Void

@@ -71,7 +71,7 @@ public enum TemporaryStorage {
     /// This process's private directory, created (and stale ones swept) on first use, and made
     /// anew when the one in use is gone or no longer a private directory of this user.
     /// - Returns: the directory's path.
-    /// - Throws: ``FormDataError/temporaryFileFailed(path:operation:errno:)`` when it cannot be made
+    /// - Throws: `FormDataError.temporaryFileFailed(path:operation:errno:)` when it cannot be made
     ///   or is not safe to use (not a directory of this user with mode 0700).
     public static func directory() throws(FormDataError) -> String {
         let result: Result<String, FormDataError> = state.withLock { state in

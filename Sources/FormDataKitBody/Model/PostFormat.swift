@@ -1,6 +1,6 @@
 import FormDataKitWire
 
-/// How a ``FormDataRequest`` encodes its body (ASIHTTPRequest's `ASIPostFormat`).
+/// How a `FormDataRequest` encodes its body (ASIHTTPRequest's `ASIPostFormat`).
 public enum PostFormat: Sendable, Equatable {
     /// `multipart/form-data`: used whenever the form has a file or data field.
     case multipartFormData

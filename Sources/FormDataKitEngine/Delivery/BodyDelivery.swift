@@ -4,20 +4,20 @@ import Foundation
 
 /// How an encoded body reaches a transport: the one memory/disk policy of FormDataKit.
 ///
-/// A body is encoded into a ``BodySource`` (segments: bytes, and ranges of the caller's files)
+/// A body is encoded into a `BodySource` (segments: bytes, and ranges of the caller's files)
 /// when it is built; nothing is spooled then. When it is sent, the transport's
-/// ``FormDataTransport/acceptedBodyForms`` decide what it becomes:
+/// `FormDataTransport.acceptedBodyForms` decide what it becomes:
 ///
-/// 1. a transport that takes ``TransportBodyForms/stream`` (``CurlTransport``, the
+/// 1. a transport that takes `TransportBodyForms.stream` (``CurlTransport``, the
 ///    AsyncHTTPClient transport) gets the segments themselves, whatever the size: no spool, no copy;
 /// 2. otherwise a body that is all in memory, or no longer than the transport's
-///    ``FormDataTransport/inMemoryBodyLimit`` (``defaultInMemoryLimit`` unless the transport says
+///    `FormDataTransport.inMemoryBodyLimit` (``defaultInMemoryLimit`` unless the transport says
 ///    otherwise), is read straight from its parts into memory;
 /// 3. otherwise it is spooled once to a private 0600 temporary file (space reserved first),
 ///    sent from there and removed when the send ends.
 ///
 /// A body is never spooled and then read back into memory. The same policy serves
-/// ``FormDataRequest`` and FormDataKitAF's `AFHTTPSessionManager`.
+/// `FormDataRequest` and FormDataKitAF's `AFHTTPSessionManager`.
 public enum BodyDelivery {
     /// Bodies up to this many bytes go to a transport that does not stream in memory: 1 MiB.
     public static let defaultInMemoryLimit: UInt64 = TransportBodyForms.defaultInMemoryLimit

@@ -32,7 +32,7 @@ public enum IdempotencyKey {
     /// `\` and `"` escaped); a key already written as one (between double quotes) is kept as it is.
     /// - Parameter key: the key's text: printable ASCII, at least one character.
     /// - Returns: the header value.
-    /// - Throws: ``FormDataError/invalidRequestHeader(name:value:)`` naming the header and the key
+    /// - Throws: `FormDataError.invalidRequestHeader(name:value:)` naming the header and the key
     ///   when it is empty or has a character outside printable ASCII.
     public static func headerValue(for key: String) throws(FormDataError) -> String {
         guard !key.isEmpty, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {

@@ -23,7 +23,7 @@ import Foundation
 ///   authentication failure or a file error), at most ``maximumRetries`` times, each after an
 ///   exponential backoff with jitter (``Backoff``).
 ///
-/// Without a policy (the default) ``FormDataRequest/numberOfTimesToRetryOnTimeout`` keeps
+/// Without a policy (the default) `FormDataRequest.numberOfTimesToRetryOnTimeout` keeps
 /// ASIHTTPRequest's meaning: every timeout is sent again at once, whatever the method and however
 /// far the body got — which can process a POST twice. With a policy the policy decides every
 /// retry and that count is not used.

@@ -64,8 +64,8 @@ public struct BodySegment: Sendable, Equatable {
 
 /// An encoded body: an ordered list of segments whose total length is known before a byte is read.
 ///
-/// Built by the URL-encoded and multipart encoders; read with ``BodyReader`` (bounded memory),
-/// collected into `Data` with ``readAll()``, or spooled to a file by the storage layer.
+/// Built by the URL-encoded and multipart encoders; read with `BodyReader` (bounded memory),
+/// collected into `Data` with `readAll()`, or spooled to a file by the storage layer.
 public struct BodySource: Sendable, Equatable {
     /// The segments, in body order.
     public let segments: [BodySegment]

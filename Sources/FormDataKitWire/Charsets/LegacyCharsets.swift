@@ -12,7 +12,7 @@ public extension String.Encoding {
     /// The raw value (0x80000632) is what Apple's
     /// `CFStringConvertEncodingToNSStringEncoding(kCFStringEncodingGB_18030_2000)` yields, so code
     /// ported from Objective-C that passes that number gets this encoding on every platform.
-    /// Usable as ``FormDataRequest/stringEncoding``; converted with `iconv` on Linux and with
+    /// Usable as `FormDataRequest.stringEncoding`; converted with `iconv` on Linux and with
     /// CoreFoundation on Apple platforms.
     static let legacyGB18030 = String.Encoding(rawValue: 0x8000_0632)
 

@@ -66,8 +66,8 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// The multipart boundary you set occurs inside the content of field `field`.
     /// (A generated boundary is regenerated instead.)
     case boundaryCollision(boundary: String, field: String)
-    /// The request has both a raw body (``FormDataRequest/appendPostData(_:)``,
-    /// ``FormDataRequest/postBody``, ``FormDataRequest/postBodyFilePath``) and form fields:
+    /// The request has both a raw body (`FormDataRequest.appendPostData(_:)`,
+    /// `FormDataRequest.postBody`, `FormDataRequest.postBodyFilePath`) and form fields:
     /// only one can be the body. `field` names the first form field.
     case rawBodyWithFormFields(field: String)
     /// A temporary file could not be created, written, or removed. `operation` names the step.
@@ -87,11 +87,11 @@ public enum FormDataError: Error, Sendable, Equatable {
 
     /// The connection failed: refused, reset, DNS, TLS… (ASI code 1). `underlying` is the system error.
     case connectionFailure(underlying: UnderlyingError)
-    /// No bytes were sent or received for ``FormDataRequest/timeOutSeconds`` (ASI code 2).
+    /// No bytes were sent or received for `FormDataRequest.timeOutSeconds` (ASI code 2).
     case timedOut(underlying: UnderlyingError)
     /// The server answered 401 or 407 and no (or wrong) credentials were available (ASI code 3).
     case authenticationNeeded(underlying: UnderlyingError)
-    /// The request was cancelled with ``FormDataRequest/cancel()`` or by task cancellation (ASI code 4).
+    /// The request was cancelled with `FormDataRequest.cancel()` or by task cancellation (ASI code 4).
     case cancelled
     /// The request could not be created, e.g. a URL that is not http or https (ASI code 5).
     case unableToCreateRequest(underlying: UnderlyingError)
@@ -109,14 +109,14 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// A redirect from `from` to `to` was not followed, for `reason` (e.g. https to http: the
     /// body and credentials would go out unencrypted). ASI code 9.
     case redirectRefused(from: String, to: String, reason: String)
-    /// The response body grew past `limit` bytes (``FormDataRequest/maximumResponseSize``);
+    /// The response body grew past `limit` bytes (`FormDataRequest.maximumResponseSize`);
     /// receiving stopped there, so a hostile or broken server cannot exhaust memory (ASI code 1:
     /// the connection was dropped).
     case responseTooLarge(limit: UInt64)
 
     // MARK: - Queue membership
 
-    /// ``NetworkQueue/addOperation(_:)`` refused the request to `url`: it is already in a queue
+    /// `NetworkQueue.addOperation(_:)` refused the request to `url`: it is already in a queue
     /// (this one or another, waiting or running), or `isRunning`: it is being sent. A request is
     /// in one queue at a time (`NSOperationQueue` raised for an operation already enqueued or
     /// executing); the queue is left as it was. ASI code 5.
@@ -126,7 +126,7 @@ public enum FormDataError: Error, Sendable, Equatable {
 
     /// Something already exists at `path` — a file (whoever owns it), a symbolic link, a FIFO, a
     /// device — where FormDataKit was to create a new file of its own: a
-    /// ``FormDataRequest/temporaryFileDownloadPath`` that exists, or one another download is
+    /// `FormDataRequest.temporaryFileDownloadPath` that exists, or one another download is
     /// using. FormDataKit never reuses a file: what is there was left untouched, and nothing was
     /// sent (ASI code 8, reported as ``fileManagement(underlying:)`` while sending).
     case fileExists(path: String)

@@ -6,7 +6,7 @@ public enum NetworkPinning {
     /// `sha256//` + the base64 SHA-256 of the certificate's SubjectPublicKeyInfo; nil when
     /// `certificate` (PEM or DER) is not an X.509 certificate.
     /// - Parameter certificate: a certificate, PEM or DER.
-    /// - Returns: the pin, as curl's `--pinnedpubkey` and ``FormDataRequest/pinnedPublicKeyHashes``
+    /// - Returns: the pin, as curl's `--pinnedpubkey` and `FormDataRequest.pinnedPublicKeyHashes`
     ///   take it; nil when `certificate` is not an X.509 certificate.
     public static func publicKeyHash(ofCertificate certificate: Data) -> String? {
         guard let der = derBytes(of: certificate), let info = subjectPublicKeyInfo(ofCertificate: der) else { return nil }

@@ -6,7 +6,7 @@ import Foundation
 /// one of them. That pins a self-signed server certificate, or a private CA ("only this CA").
 /// It cannot pin a leaf issued by a CA, nor a public key: that needs a certificate-verification
 /// callback, which AsyncHTTPClient does not expose (see Migration/AFNetworking.md). Applied by
-/// ``CurlTransport`` (``CurlTransport/Configuration/trust``) and by the AsyncHTTPClient transport
+/// `CurlTransport` (`CurlTransport.Configuration.trust`) and by the AsyncHTTPClient transport
 /// (`FormDataKitAsyncHTTPClient`); URLSession on Linux offers no trust-root setting.
 public struct TrustAnchorPinning: Sendable, Equatable {
     /// The pinned trust anchors, each a certificate in PEM or DER form. Empty: the system trust

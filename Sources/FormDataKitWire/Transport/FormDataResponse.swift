@@ -1,6 +1,6 @@
 import Foundation
 
-/// A complete HTTP response: what ``FormDataRequest/start()`` returns.
+/// A complete HTTP response: what `FormDataRequest.start()` returns.
 ///
 /// A 404 or 500 is a response like any other, not an error: check ``statusCode``.
 public struct FormDataResponse: Sendable, Equatable {

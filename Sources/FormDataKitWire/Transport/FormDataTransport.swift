@@ -5,15 +5,15 @@ import Foundation
 ///
 /// Everything else a send is (retries after timeouts, redirects, answering a challenge by
 /// sending again, the idle clock, progress, response size limits, completion exactly once, error
-/// categories) is the send driver's, the same for every transport: ``FormDataRequest`` and
+/// categories) is the send driver's, the same for every transport: `FormDataRequest` and
 /// FormDataKitAF's managers send through it. So a transport never follows a redirect (a 3xx is a
 /// response like any other), never times a send out (``TransportRequest/timeoutInterval`` is
 /// for information), and never limits a response: it reports the bytes as they come and stops
 /// when told (``TransportTask/cancel()``).
 ///
-/// ``CurlTransport`` (libcurl), ``URLSessionTransport`` and the AsyncHTTPClient transport
+/// `CurlTransport` (libcurl), `URLSessionTransport` and the AsyncHTTPClient transport
 /// implement it; so can a user's own. Callbacks are plain functions rather than `async` so that
-/// ``FormDataRequest/startSynchronous()`` can block any thread without deadlocking.
+/// `FormDataRequest.startSynchronous()` can block any thread without deadlocking.
 public protocol FormDataTransport: Sendable {
     /// Starts the exchange and reports it to `observer`: body bytes sent, 1xx responses, the
     /// response head (more than one when the transport answers an authentication challenge
@@ -27,7 +27,7 @@ public protocol FormDataTransport: Sendable {
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask
 
     /// The forms of body this transport can send (see ``TransportBodyForms``). A request's body
-    /// is turned into one of them when it is sent, by ``BodyDelivery``: a transport that takes
+    /// is turned into one of them when it is sent, by `BodyDelivery`: a transport that takes
     /// ``TransportBodyForms/stream`` gets the encoded body unspooled, whatever its size.
     /// `[.bytes, .file]` by default.
     var acceptedBodyForms: TransportBodyForms { get }
@@ -61,7 +61,7 @@ extension FormDataTransport {
     /// ASIHTTPRequest's rules, at most 5 redirects.
     public var redirectPolicy: RedirectPolicy? { RedirectPolicy() }
     /// Whether the transport answers authentication challenges with the request's credentials
-    /// (``TransportCapabilities/challengeAuthentication``). When false, ``FormDataRequest`` sends
+    /// (``TransportCapabilities/challengeAuthentication``). When false, `FormDataRequest` sends
     /// Basic credentials in an `Authorization` header of its own.
     public var answersAuthenticationChallenges: Bool { capabilities.contains(.challengeAuthentication) }
 }

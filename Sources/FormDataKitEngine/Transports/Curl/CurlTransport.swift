@@ -5,13 +5,13 @@ import Foundation
 /// Sends requests with the system libcurl: the default transport on Linux.
 ///
 /// - The body streams from its parts (``streamsBodySource`` is true): libcurl's read callback
-///   fills its upload buffer straight from the ``BodySource`` — literal bytes and file ranges —
+///   fills its upload buffer straight from the `BodySource` — literal bytes and file ranges —
 ///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
 ///   by one upload buffer per send. A body up to 128 KiB is handed to libcurl whole, from
 ///   memory (its file parts read on the reader pool first, never on the transport's thread).
 ///   A file whose size changed fails the send with
-///   ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (inside
-///   ``FormDataError/internalErrorWhileBuilding(underlying:)``) and the body is cut short, so
+///   `FormDataError.fileChanged(path:expectedSize:actualSize:)` (inside
+///   `FormDataError.internalErrorWhileBuilding(underlying:)`) and the body is cut short, so
 ///   no wrong body is ever complete.
 /// - No `Expect: 100-continue` (as ASIHTTPRequest): a server that never answers it would cost a
 ///   second per request. ``Configuration/sendsExpectContinue`` turns it on.
@@ -20,7 +20,7 @@ import Foundation
 ///   idle `timeOutSeconds`), follows redirects (``redirectPolicy``) and answers a challenge by
 ///   starting another exchange.
 /// - Cancelling takes the transfer out of libcurl at once; the exchange finishes with
-///   ``FormDataError/cancelled``. Nothing of the process is at risk, whatever point the body
+///   `FormDataError.cancelled`. Nothing of the process is at risk, whatever point the body
 ///   had reached.
 /// - Responses: content encodings libcurl knows (gzip, deflate…) are decoded as the body
 ///   arrives and handed on; the server's reason phrase is kept.
@@ -32,7 +32,7 @@ import Foundation
 ///
 /// libcurl is bound at run time (`libcurl.so.4` on Linux, which FoundationNetworking needs too),
 /// so no development package is needed to build. Where it cannot be loaded, ``isAvailable`` is
-/// false and ``FormDataRequest/defaultTransport`` falls back to ``URLSessionTransport``.
+/// false and `FormDataRequest.defaultTransport` falls back to ``URLSessionTransport``.
 public final class CurlTransport: FormDataTransport, CallerDrivenTransport, ReadsBodyWhereStarted {
     /// How a transport sends.
     public struct Configuration: Sendable, Equatable {
@@ -62,7 +62,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         public var uploadBufferSize: Int
         /// Which server certificates are trusted: nil (the default) is the system's trust store
         /// with full verification; with certificates, they are the only trust anchors (a pinned
-        /// self-signed certificate, or "only this CA"). See ``TrustAnchorPinning``.
+        /// self-signed certificate, or "only this CA"). See `TrustAnchorPinning`.
         public var trust: TrustAnchorPinning?
         /// A file the cookie jar is read from (when it exists) and written to after each send
         /// (Netscape cookie-file format, as `curl --cookie-jar`); nil (the default): in memory only.
@@ -84,7 +84,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         /// (`CURLOPT_MAXAGE_CONN`, as libcurl closes those at the next send anyway); the others stay
         /// for reuse.
         public var idleConnectionTimeout: TimeInterval
-        /// Seconds a thread in ``FormDataRequest/startSynchronous()`` that runs this transport's
+        /// Seconds a thread in `FormDataRequest.startSynchronous()` that runs this transport's
         /// loop checks its sockets without sleeping, once its request is on the wire, before it
         /// sleeps until the answer: 0.0002 (200 µs) by default; 0: it sleeps at once. An answer
         /// within that time (a server on the same machine or the same LAN) is taken without a sleep
@@ -100,7 +100,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         /// - Parameters:
         ///   - connectTimeout: seconds to connect before a connection failure (30).
         ///   - followsRedirects: whether redirects are followed, ASIHTTPRequest's way (true).
-        ///   - maximumRedirects: how many redirects before ``FormDataError/tooMuchRedirection(underlying:)`` (5).
+        ///   - maximumRedirects: how many redirects before `FormDataError.tooMuchRedirection(underlying:)` (5).
         ///   - sendsExpectContinue: whether bodies wait for `100 Continue` (false, as ASIHTTPRequest).
         ///   - maximumConnectionsPerHost: the most connections to one host at once; 0: no limit.
         ///   - uploadBufferSize: the largest upload buffer of a send (512 KiB; a send gets a quarter of
@@ -182,7 +182,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
 
     deinit { eventLoop.stop() }
 
-    /// Stops the transport: sends in flight fail with ``FormDataError/cancelled``, and this returns
+    /// Stops the transport: sends in flight fail with `FormDataError.cancelled`, and this returns
     /// once its thread has released every libcurl handle (the cookie jar file is written by then).
     /// Call it before a program that created its own transport exits, so no libcurl or OpenSSL
     /// work is still running while the process tears down. Sends started afterwards fail.
@@ -196,12 +196,12 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         }
     }
 
-    /// Every form: a ``FormDataRequest`` hands this transport its encoded body unspooled, which it
+    /// Every form: a `FormDataRequest` hands this transport its encoded body unspooled, which it
     /// streams from the parts.
     public var acceptedBodyForms: TransportBodyForms { .all }
 
     /// Everything: credentials go to libcurl, which sends Basic first (when
-    /// ``NetworkOptions/presentsCredentialsBeforeChallenge``) and answers a Digest or NTLM
+    /// `NetworkOptions.presentsCredentialsBeforeChallenge`) and answers a Digest or NTLM
     /// challenge; proxies, bandwidth limits, pinning, client certificates, per-request trust and
     /// the cookie jar; content encodings are decoded as the body arrives; interrupted uploads are
     /// resumed (libcurl reports `104` interim responses and sends `HEAD` and `PATCH`).
@@ -246,7 +246,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         eventLoop.drive(until: wait, after: start)
     }
 
-    /// Starts `request`; see ``FormDataTransport/start(_:observer:)``.
+    /// Starts `request`; see `FormDataTransport.start(_:observer:)`.
     /// - Parameters:
     ///   - request: what to send; a segment body is streamed from its parts.
     ///   - observer: told of progress, the response head and the completion, on the thread that

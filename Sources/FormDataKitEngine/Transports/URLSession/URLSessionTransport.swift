@@ -29,7 +29,7 @@ import FoundationNetworking
 ///   reach that file reader. Use `AsyncHTTPClientTransport` where larger uploads are cancelled
 ///   or time out.
 public final class URLSessionTransport: FormDataTransport {
-    /// The transport every ``FormDataRequest`` uses unless told otherwise.
+    /// The transport every `FormDataRequest` uses unless told otherwise.
     public static let shared = URLSessionTransport()
 
     /// The default ``inMemoryFileBodyLimit``: 8 MiB on Linux, 0 elsewhere (Apple's URLSession
@@ -80,7 +80,7 @@ public final class URLSessionTransport: FormDataTransport {
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
 
-    /// Starts `request` on the session; see ``FormDataTransport/start(_:observer:)``.
+    /// Starts `request` on the session; see `FormDataTransport.start(_:observer:)`.
     /// - Parameters:
     ///   - request: what to send; a segment body is read into memory or spooled (see ``BodyDelivery``).
     ///   - observer: told of progress, the response head and the completion, on the session's queue.
