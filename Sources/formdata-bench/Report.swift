@@ -31,13 +31,60 @@ struct Report {
     /// other work on the machine skews the figures.
     var machine: [String] = []
 
+    /// The rows and checks each workload of the run added, in run order, for `resultsMarkdown`.
+    var sections: [Section] = []
+
+    /// One workload of the run (as named on the command line) and what it added to the report.
+    struct Section {
+        var workload: String
+        var rows: Range<Int>
+        var checks: Range<Int>
+    }
+
+    /// The whole run as one table, with the target checks and failures under it: what the run
+    /// prints.
     func markdown() -> String {
-        var lines =
-            ["## \(title)", ""] + (machine.isEmpty ? [] : machine.map { "- \($0)" } + [""]) + [
-                "| workload | tool | bytes | median s (runs) | MB/s | peak RSS MiB | FormDataKit ÷ this | this ÷ ref | note |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---|",
-            ]
-        for row in rows {
+        var lines = ["## \(title)", ""] + (machine.isEmpty ? [] : machine.map { "- \($0)" } + [""])
+        lines += table(rows)
+        if !checks.isEmpty { lines += [""] + checks.map { "- \($0)" } }
+        if !failures.isEmpty { lines += ["", "FAILED:"] + failures.map { "- \($0)" } }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The run as `--out` writes it (the shape of `Benchmarks/RESULTS.md`): the command, the date
+    /// and the machine, then one table per workload with that workload's target checks under it.
+    func resultsMarkdown(command: String, date: String) -> String {
+        var lines = [
+            "# formdata-bench results", "",
+            "Written by `formdata-bench --out`: one table per workload of one run, the peers measured in the same run, "
+                + "alternating. Figures from a shared machine move between runs: compare rows of one run. "
+                + "Earlier runs are in `Benchmarks/HISTORY.md`; how to read the columns and the target lines is the DocC "
+                + "article Performance.",
+            "",
+            "- Command: `\(command)`",
+            "- Date: \(date)",
+        ]
+        lines += machine.map { "- Machine: \($0)" }
+        let parts = sections.isEmpty ? [Section(workload: "all", rows: rows.indices, checks: checks.indices)] : sections
+        for section in parts {
+            lines += ["", "## \(section.workload)", ""]
+            let sectionRows = Array(rows[section.rows])
+            lines += sectionRows.isEmpty ? ["No rows: its cases were skipped."] : table(sectionRows)
+            let sectionChecks = checks[section.checks]
+            if !sectionChecks.isEmpty { lines += [""] + sectionChecks.map { "- \($0)" } }
+        }
+        if !failures.isEmpty { lines += ["", "## Failed", ""] + failures.map { "- \($0)" } }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `shown` as a Markdown table; each row's ratios are against the rows of its workload in the
+    /// whole report.
+    private func table(_ shown: [ResultRow]) -> [String] {
+        var lines = [
+            "| workload | tool | bytes | median s (runs) | MB/s | peak RSS MiB | FormDataKit ÷ this | this ÷ ref | note |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
+        for row in shown {
             let ours = rows.first { $0.workload == row.workload && $0.tool.hasPrefix("FormDataKit") }
             let ratio =
                 ours.map { row.megabytesPerSecond > 0 ? String(format: "%.2f×", $0.megabytesPerSecond / row.megabytesPerSecond) : "–" }
@@ -53,15 +100,13 @@ struct Report {
                 "| \(row.workload) | \(row.tool) | \(row.bytes) | \(String(format: row.medianSeconds < 0.01 ? "%.5f" : "%.3f", row.medianSeconds)) (\(row.seconds.count)) | \(String(format: "%.1f", row.megabytesPerSecond)) | \(rss) | \(ratio) | \(referenceRatio) | \(row.note) |"
             )
         }
-        if rows.contains(where: { $0.reference != nil }) {
+        if shown.contains(where: { $0.reference != nil }) {
             lines += [
                 "",
                 "this ÷ ref: the row's MB/s ÷ the MB/s of its workload's reference row (named in the reference row's note), measured in the same run; above 1× is faster than the reference.",
             ]
         }
-        if !checks.isEmpty { lines += [""] + checks.map { "- \($0)" } }
-        if !failures.isEmpty { lines += ["", "FAILED:"] + failures.map { "- \($0)" } }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// The rows as JSON for `Benchmarks/chart.py`: workload, tool, median MB/s, peak RSS.

@@ -21,7 +21,9 @@ import Foundation
 // relay: uninterrupted, and cut three times; see ResumeWorkload — it needs the ResumableUploadServer
 // executable built with the ResumableUploadServer trait, beside this one or --resumable-server PATH,
 // and is skipped without it).
-// --quick uses small sizes (CI runs it so the harness cannot rot). --compare-with BENCH adds, in
+// --quick uses small sizes (CI runs it so the harness cannot rot). --out FILE writes the results as
+// Markdown: the command, the date and the machine, then one table per workload with its target
+// lines (the shape of Benchmarks/RESULTS.md). --compare-with BENCH adds, in
 // W5 (the curl transport's default rows), W7 and W8, a row for another build's `formdata-bench`
 // (e.g. a copy of main's) beside this one, measured in the same run, alternating with it.
 // FormDataKit's side of each workload runs in `formdata-bench-child` (FormDataKit only, built
@@ -80,9 +82,15 @@ func main() throws {
     }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
-    var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(ISO8601DateFormatter().string(from: Date()))")
+    let started = ISO8601DateFormatter().string(from: Date())
+    var report = Report(title: "formdata-bench \(quick ? "(quick) " : "")— \(started)")
     let loadBefore = loadAverage()
     for workload in workloads {
+        let (rowsBefore, checksBefore) = (report.rows.count, report.checks.count)
+        defer {
+            report.sections.append(
+                Report.Section(workload: workload, rows: rowsBefore..<report.rows.count, checks: checksBefore..<report.checks.count))
+        }
         switch workload {
         case "fields":
             report.rows += try FieldsWorkload.run(quick: quick, runs: runCount, in: directory)
@@ -117,9 +125,19 @@ func main() throws {
     ]
     let table = report.markdown()
     print(table)
-    if let outPath { try table.write(toFile: outPath, atomically: true, encoding: .utf8) }
+    if let outPath {
+        let command = (["formdata-bench"] + CommandLine.arguments.dropFirst()).map(shellWord).joined(separator: " ")
+        try report.resultsMarkdown(command: command, date: started).write(toFile: outPath, atomically: true, encoding: .utf8)
+    }
     if let chartPath { try drawChart(report, to: chartPath, in: directory) }
     if !report.failures.isEmpty { throw BenchError.childFailed("\(report.failures.count) case(s) failed (see FAILED above)") }
+}
+
+/// `word` as a shell would read it back: bare when it has nothing special, else single-quoted.
+func shellWord(_ word: String) -> String {
+    let safe = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_./=:,+@%"))
+    let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { safe.contains($0) }
+    return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
 }
 
 /// The first three fields of `/proc/loadavg` ("?" where it cannot be read).
