@@ -10,7 +10,7 @@
 // After (Swift, FormDataKit): the same line keeps ASI's meaning (any timeout is sent again).
 // Beyond ASI and AFNetworking, a retry policy retries a POST after its body went out only when it
 // carries an `Idempotency-Key` — one per logical upload, the same on every retry — which a server
-// that supports the header processes once (README "Retries that never post twice";
+// that supports the header processes once (the DocC article "Retries that never post twice";
 // RetryWireTests runs it against a server that loses answers).
 
 import FormDataKit
