@@ -12,6 +12,8 @@
    7–40-digit lowercase hex word with both a digit and a letter (`6541cc3`, `<f7cacb3>`).
    UUIDs, `0x…` literals and 64-digit digests do not match; ALLOWED_HEX lists any other word
    that only looks like a commit.
+5. Every article of a DocC catalog is listed (`<doc:Name>`) on the catalog's landing page (the
+   one titled with the module's symbol link).
 
 Prints each miss as `path:line: what is wrong` and exits 1 when there is any.
 """
@@ -162,10 +164,30 @@ def check_document(source, user, misses):
                     misses.append(f'{source}:{number}: "{word}" looks like a commit hash: user docs name no commits (history goes to Benchmarks/HISTORY.md)')
 
 
+def check_catalogs(misses):
+    for directory, subdirectories, _ in os.walk(os.path.join(ROOT, 'Sources')):
+        for catalog in sorted(d for d in subdirectories if d.endswith('.docc')):
+            path = os.path.join(directory, catalog)
+            articles = {}
+            for name in sorted(os.listdir(path)):
+                if name.endswith('.md'):
+                    with open(os.path.join(path, name), encoding='utf-8') as handle:
+                        articles[name[:-3]] = handle.read()
+            landing = [name for name, text in articles.items() if re.match(r'#\s*``[^`]+``', text)]
+            if len(landing) != 1:
+                misses.append(f'{os.path.relpath(path, ROOT)}: no single landing page (a page titled # ``Module``)')
+                continue
+            listed = set(re.findall(r'<doc:([A-Za-z0-9_-]+)', articles[landing[0]]))
+            for name in articles:
+                if name != landing[0] and name not in listed:
+                    misses.append(f'{os.path.relpath(path, ROOT)}/{landing[0]}.md: the article {name} is not in its topics (<doc:{name}>)')
+
+
 def main():
     misses: list[str] = []
     for source, user in documents():
         check_document(source, user, misses)
+    check_catalogs(misses)
     for miss in misses:
         print(miss)
     if misses:
