@@ -2,7 +2,7 @@ import Foundation
 
 /// The network settings of one request that its transport applies: ASIHTTPRequest's
 /// authentication, proxy, bandwidth, TLS and cookie properties. `CurlTransport` applies all of
-/// them; the README's transport table says what `URLSessionTransport` and AsyncHTTPClient do.
+/// them; the transports article (ChoosingATransport) says what `URLSessionTransport` and AsyncHTTPClient do.
 public struct NetworkOptions: Sendable, Equatable {
     /// A user name and password, with the Windows domain for NTLM.
     public struct Credentials: Sendable, Equatable {
