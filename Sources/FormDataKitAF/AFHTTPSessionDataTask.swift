@@ -25,7 +25,8 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
         var state: State = .suspended
         var response: HTTPURLResponse?
         var error: (any Error)?
-        var transportTask: (any TransportTask)?
+        /// The task keeps itself alive while it runs (its send holds it weakly).
+        var running: AFHTTPSessionDataTask?
     }
 
     /// The request as the serializer built it, with the per-request headers applied.
@@ -34,23 +35,20 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
     public let taskIdentifier: Int
 
     private let mutable = Locked(Mutable())
+    /// The task's send (the façade adapter): it owns the cancel that comes before the start.
+    let send: FacadeSend
     private let starter: @Sendable (AFHTTPSessionDataTask) -> Void
-    private let canceller: @Sendable (AFHTTPSessionDataTask) -> Void
     private static let counter = Locked(0)
 
-    /// A task for `request`: `starter` sends it on ``resume()``; `canceller` reports the
-    /// cancellation of a task that was never started.
-    init(
-        request: URLRequest, starter: @escaping @Sendable (AFHTTPSessionDataTask) -> Void,
-        canceller: @escaping @Sendable (AFHTTPSessionDataTask) -> Void
-    ) {
+    /// A task for `request`, sent by `send`; `starter` prepares the request and starts `send` on ``resume()``.
+    init(request: URLRequest, send: FacadeSend, starter: @escaping @Sendable (AFHTTPSessionDataTask) -> Void) {
         self.originalRequest = request
         self.taskIdentifier = Self.counter.withLock { value -> Int in
             value += 1
             return value
         }
+        self.send = send
         self.starter = starter
-        self.canceller = canceller
     }
 
     /// The task's state.
@@ -67,6 +65,7 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
         let start = mutable.withLock { value -> Bool in
             guard value.state == .suspended else { return false }
             value.state = .running
+            value.running = self
             return true
         }
         if start { starter(self) }
@@ -75,33 +74,23 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
     /// Cancels the task: its failure callback runs with `FormDataError.cancelled`. A suspended
     /// task completes at once without sending anything.
     public func cancel() {
-        enum Action { case none, cancelTransport((any TransportTask)?), reportNeverStarted }
-        let action = mutable.withLock { value -> Action in
+        let wasSuspended = mutable.withLock { value -> Bool? in
             switch value.state {
             case .running:
                 value.state = .canceling
-                return .cancelTransport(value.transportTask)
+                return false
             case .suspended:
                 value.state = .canceling
-                return .reportNeverStarted
+                return true
             case .canceling, .completed:
-                return .none
+                return nil
             }
         }
-        switch action {
-        case .none: break
-        case .cancelTransport(let task): task?.cancel()
-        case .reportNeverStarted: canceller(self)
+        switch wasSuspended {
+        case true?: send.end(.cancelled)
+        case false?: send.cancel()
+        case nil: break
         }
-    }
-
-    /// Records the transport task sending this one; cancels it at once when cancel came first.
-    func attach(_ transportTask: any TransportTask) {
-        let cancelNow = mutable.withLock { value -> Bool in
-            value.transportTask = transportTask
-            return value.state == .canceling
-        }
-        if cancelNow { transportTask.cancel() }
     }
 
     /// Marks the task completed with `response` and `error`.
@@ -110,7 +99,7 @@ public final class AFHTTPSessionDataTask: @unchecked Sendable {
             $0.state = .completed
             $0.response = response
             $0.error = error
-            $0.transportTask = nil
+            $0.running = nil
         }
     }
 }

@@ -27,23 +27,20 @@ extension AFHTTPSessionManager {
         _ request: URLRequest, uploadProgress: ProgressHandler?, downloadProgress: ProgressHandler?,
         success: Success?, failure: Failure?
     ) -> AFHTTPSessionDataTask {
-        let handlers = AFTaskHandlers(
-            uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure)
-        return AFHTTPSessionDataTask(
-            request: request,
-            starter: { [self] task in send(task, handlers: handlers) },
-            canceller: { [self] task in observer(for: task, handlers: handlers).fail(FormDataError.cancelled) })
-    }
-
-    func observer(for task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) -> AFTaskObserver {
         let current = settings.current
-        return AFTaskObserver(
-            task: task, handlers: handlers, responseSerializer: current.responseSerializer,
-            completionQueue: current.completionQueue ?? DispatchQueue.sharedGlobal)
+        let observer = AFTaskObserver(
+            handlers: AFTaskHandlers(
+                uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure),
+            responseSerializer: current.responseSerializer, completionQueue: current.completionQueue ?? DispatchQueue.sharedGlobal)
+        let send = FacadeSend(transport: transport) { event in observer.handle(event) }
+        let task = AFHTTPSessionDataTask(request: request, send: send) { [self] task in self.send(task, observer: observer) }
+        observer.task = task
+        return task
     }
 
-    func send(_ task: AFHTTPSessionDataTask, handlers: AFTaskHandlers) {
-        let observer = observer(for: task, handlers: handlers)
+    /// Prepares `task`'s request and starts its send (which owns the spooled or compressed body
+    /// file from then on, and the task's cancel, before the start or after).
+    func send(_ task: AFHTTPSessionDataTask, observer: AFTaskObserver) {
         let prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(
@@ -51,8 +48,7 @@ extension AFHTTPSessionManager {
                 for: transport,
                 compressing: requestSerializer.shouldCompressRequestBody)
         } catch {
-            observer.fail(error)
-            return
+            return failUnsent(task, observer: observer, error)
         }
         var request = prepared.request
         // URLSession's whole-task limit (7 days unless changed), as Apple's sessions apply it.
@@ -63,17 +59,16 @@ extension AFHTTPSessionManager {
         do {
             try applySecurityPolicy(to: &request)
         } catch {
-            prepared.spooledBody?.remove()
-            observer.fail(error)
-            return
+            return failUnsent(task, observer: observer, error, bodyFile: prepared.spooledBody)
         }
-        let bodyLength = request.body.length
-        // The driver owns the spooled (or compressed) body file and removes it when the send ends.
-        let driver = SendDriver(request: request, transport: transport, bodyFile: prepared.spooledBody, retryPolicy: retryPolicy) { event in
-            observer.handle(event, bodyLength: bodyLength)
-        }
-        task.attach(driver)
-        driver.start()
+        var options = FacadeSend.Options()
+        options.retryPolicy = retryPolicy
+        task.send.start(request, bodyFile: prepared.spooledBody, options: options)
+    }
+
+    /// Ends `task` unsent with a build error (handed over as it is), in its send's order.
+    private func failUnsent(_ task: AFHTTPSessionDataTask, observer: AFTaskObserver, _ error: any Error, bodyFile: TemporaryFile? = nil) {
+        if task.send.abandon(bodyFile: bodyFile) { task.send.deliver { observer.fail(task, error) } }
     }
 
     /// Puts ``securityPolicy``'s checks into `request` (curl transport); with another transport,

@@ -36,6 +36,13 @@ public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Eq
     /// The phrase for the code, then the transport's details in parentheses.
     public var description: String { "\(Self.phrase(for: code)) (\(underlying))" }
 
+    /// What AF code is handed for `error`, by both façades (the session manager's tasks and the
+    /// AF 2 operations): a sending failure or a cancel as an ``AFNetworkError``, any other error
+    /// (a build error) as it is.
+    static func reported(_ error: any Error) -> any Error {
+        (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
+    }
+
     /// The `NSURLErrorDomain` code for a sending failure; nil for build errors.
     static func urlErrorCode(for error: FormDataError) -> Int? {
         switch error {

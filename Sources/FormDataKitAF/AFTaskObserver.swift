@@ -12,59 +12,50 @@ struct AFTaskHandlers: Sendable {
     var failure: AFHTTPSessionManager.Failure?
 }
 
-/// Receives the send driver's events for one task: updates its progress, decodes the response
-/// with the response serializer, and calls success or failure once. (The driver removes the
-/// task's temporary body file when the send ends.)
+/// Receives the events of one task's send (the façade adapter's): updates its progress, decodes
+/// the response with the response serializer, and calls success or failure once. The progress
+/// handlers and the serializer run in the send's ordered callbacks, success and failure on the
+/// completion queue after them. (The send removes the task's temporary body file when it ends.)
 final class AFTaskObserver: @unchecked Sendable {
-    // `@unchecked`: the Progress objects are touched only from the driver's events, one at a time.
-    private let task: AFHTTPSessionDataTask
+    // `@unchecked`: the Progress objects are touched only in the send's ordered callbacks, one
+    // at a time; `task` is set once, before the send can start.
     private let handlers: AFTaskHandlers
     private let responseSerializer: AFHTTPResponseSerializer
     private let completionQueue: DispatchQueue
     private let uploadProgress = Progress(totalUnitCount: 0)
     private let downloadProgress = Progress(totalUnitCount: 0)
-    private let sentSoFar = Locked<Int64>(0)
+    /// The task (weakly: it keeps itself alive while it runs, and holds its send, which holds this).
+    weak var task: AFHTTPSessionDataTask?
 
-    init(
-        task: AFHTTPSessionDataTask, handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue
-    ) {
-        self.task = task
+    init(handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue) {
         self.handlers = handlers
         self.responseSerializer = responseSerializer
         self.completionQueue = completionQueue
     }
 
-    /// The task's events, in order, on the global queue (the driver's arrive on a transport's
-    /// thread; progress handlers and the response serializer are the caller's code).
-    private let events = SerialMailbox()
-
-    /// One event of the task's send (in order, one at a time); `bodyLength`: the body's size.
-    func handle(_ event: SendDriver.Event, bodyLength: UInt64) {
-        events.post { [self] in handleHere(event, bodyLength: bodyLength) }
-    }
-
-    private func handleHere(_ event: SendDriver.Event, bodyLength: UInt64) {
+    /// One event of the task's send (in order, one at a time): handled in the send's callbacks.
+    func handle(_ event: FacadeSend.Event) {
+        guard let task else { return }
+        let send = task.send
         switch event {
-        case .progress(let delta):
-            let total = sentSoFar.withLock { sent -> Int64 in
-                sent = max(0, delta < 0 ? 0 : sent + delta)
-                return sent
+        case .uploadProgress(let progress):
+            guard handlers.uploadProgress != nil else { return }
+            send.deliver { [self] in
+                uploadProgress.totalUnitCount = progress.total > 0 ? Int64(clamping: progress.total) : Int64(clamping: progress.sent)
+                uploadProgress.completedUnitCount = Int64(clamping: progress.sent)
+                handlers.uploadProgress?(uploadProgress)
             }
-            uploadProgress.totalUnitCount = bodyLength > 0 ? Int64(clamping: bodyLength) : total
-            uploadProgress.completedUnitCount = total
-            handlers.uploadProgress?(uploadProgress)
-        case .retrying, .responseHead:
+        case .retrying, .responseHead, .responseBody:
             break
-        case .finished(.failure(let error), _):
-            fail(error)
-        case .finished(.success(let response), _):
-            complete(with: response)
+        case .finished(.failure(let error)):
+            send.deliver { [self] in fail(task, error) }
+        case .finished(.success(let response)):
+            let http = send.httpResponse
+            send.deliver { [self] in complete(task, with: response, http: http) }
         }
     }
 
-    private func complete(with response: FormDataResponse) {
-        let url = task.originalRequest.url ?? URL(fileURLWithPath: "/")
-        let http = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers)
+    private func complete(_ task: AFHTTPSessionDataTask, with response: FormDataResponse, http: HTTPURLResponse?) {
         let count = Int64(response.body.count)
         downloadProgress.totalUnitCount = count
         downloadProgress.completedUnitCount = count
@@ -72,29 +63,24 @@ final class AFTaskObserver: @unchecked Sendable {
         do {
             let object = ResponseObject(value: try responseSerializer.responseObject(for: http, data: response.body))
             task.complete(response: http, error: nil)
-            deliver { [task, handlers] in handlers.success?(task, object.value) }
+            completionQueue.async { [handlers] in handlers.success?(task, object.value) }
         } catch {
             task.complete(response: http, error: error)
-            deliver { [task, handlers] in handlers.failure?(task, error) }
+            completionQueue.async { [handlers] in handlers.failure?(task, error) }
         }
     }
 
-    /// Ends the task with `error` (the body could not be prepared, or sending failed).
-    /// A sending failure (or a cancel) reaches AF code as an ``AFNetworkError`` (`NSURLErrorDomain`),
-    /// whichever transport sent the request; other errors as they are.
-    func fail(_ error: any Error) {
-        let error: any Error = (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
+    /// Ends the task with `error`: a build error as it is, a sending failure or a cancel as an
+    /// ``AFNetworkError`` (`NSURLErrorDomain`), whichever transport sent the request.
+    func fail(_ task: AFHTTPSessionDataTask, _ error: any Error) {
+        let error = AFNetworkError.reported(error)
         task.complete(response: nil, error: error)
-        deliver { [task, handlers] in handlers.failure?(task, error) }
+        completionQueue.async { [handlers] in handlers.failure?(task, error) }
     }
 
     /// A decoded response object on its way to the success callback. `@unchecked`: it was just
     /// made by the response serializer and is handed over, not shared.
     private struct ResponseObject: @unchecked Sendable {
         let value: Any?
-    }
-
-    private func deliver(_ body: @escaping @Sendable () -> Void) {
-        completionQueue.async(execute: body)
     }
 }

@@ -4,23 +4,35 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Sending an AF 2 operation: through FormDataKit's send driver, its events handled in order on
-/// the operation's mailbox.
+/// Sending an AF 2 operation: each send (the first, or the one after ``resume()``) is one of the
+/// façade adapter's, its events handled in order in the operation's callbacks.
 extension AFURLConnectionOperation {
-    /// Starts one send of ``request`` (the first, or the one after ``resume()``).
-    func send() {
-        let (attempt, policy, credential) = state.withLock { state -> (Int, AFSecurityPolicy, URLCredential?) in
-            state.totalWritten = 0
-            state.totalRead = 0
-            state.expectedRead = -1
+    /// Makes the operation run, from `phase` (ready, or paused), with a new send for the current
+    /// attempt, made the current one in the same step (a cancel from then on reaches it); nil
+    /// when the operation was not in `phase`.
+    func run(from phase: Phase) -> FacadeSend? {
+        state.withLock { state -> FacadeSend? in
+            guard state.phase == phase else { return nil }
+            state.phase = .executing
+            let attempt = state.attempt
+            let send = FacadeSend(transport: transport, callbacks: callbacks) { [self] event in
+                callbacks.deliver { self.handle(event, attempt: attempt) }
+            }
+            state.send = send
             state.skipping = state.streamed
-            return (state.attempt, state.securityPolicy, state.credential)
+            return send
         }
+    }
+
+    /// Prepares ``request`` and starts `send` with it.
+    func start(_ send: FacadeSend) {
+        let (attempt, policy, credential) = state.withLock { ($0.attempt, $0.securityPolicy, $0.credential) }
         let resumption = state.withLock { ($0.resumesInterruptedUploads, $0.maximumUploadResumptions) }
         let prepared: AFPreparedRequest
         do {
             prepared = try AFPreparedRequest(request, additionalHeaders: nil, for: transport)
         } catch {
+            send.abandon()
             return finish(.failure(error), attempt: attempt)
         }
         var transportRequest = prepared.request
@@ -31,63 +43,43 @@ extension AFURLConnectionOperation {
                 transportRequest.network.credentials = .init(user: user, password: credential?.password ?? "")
             }
         } catch {
-            prepared.spooledBody?.remove()
+            send.abandon(bodyFile: prepared.spooledBody)
             return finish(.failure(error), attempt: attempt)
         }
-        let bodyLength = Int64(clamping: transportRequest.body.length)
-        let driver = SendDriver(
-            request: transportRequest, transport: transport, bodyFile: prepared.spooledBody,
-            retryPolicy: state.withLock { $0.retryPolicy },
-            onResponseBody: { [self] chunk in events.post { self.received(chunk, attempt: attempt) } },
-            keepsResponseBody: state.withLock { $0.outputStream == nil }
-        ) { [self] event in events.post { self.handle(event, attempt: attempt, bodyLength: bodyLength) } }
-        let current = state.withLock { state -> Bool in
-            guard state.attempt == attempt, state.phase == .executing else { return false }
-            state.driver = driver
-            return true
-        }
-        // Paused or cancelled meanwhile: this send is not the current one.
-        if !current || isCancelled { driver.cancel() }
-        driver.start()
+        var options = FacadeSend.Options()
+        options.retryPolicy = state.withLock { $0.retryPolicy }
+        options.streamsResponseBody = true
+        options.keepsResponseBody = state.withLock { $0.outputStream == nil }
+        send.start(transportRequest, bodyFile: prepared.spooledBody, options: options)
     }
 
-    private func handle(_ event: SendDriver.Event, attempt: Int, bodyLength: Int64) {
-        guard state.withLock({ $0.attempt == attempt }) else { return }
+    private func handle(_ event: FacadeSend.Event, attempt: Int) {
+        guard let send = state.withLock({ $0.attempt == attempt ? $0.send : nil }) else { return }
         switch event {
-        case .progress(let delta):
-            let (block, total) = state.withLock { state -> (UploadProgressBlock?, Int64) in
-                state.totalWritten = delta < 0 ? 0 : state.totalWritten + delta
-                return (state.uploadProgress, state.totalWritten)
-            }
-            if delta > 0 { block?(UInt(delta), total, bodyLength) }
+        case .uploadProgress(let progress):
+            guard progress.delta > 0, let block = state.withLock({ $0.uploadProgress }) else { return }
+            block(UInt(progress.delta), Int64(clamping: progress.sent), Int64(clamping: progress.total))
         case .retrying:
             break
-        case .responseHead(let head):
-            let response = HTTPURLResponse(
-                url: request.url ?? URL(fileURLWithPath: "/"), statusCode: head.statusCode, httpVersion: "HTTP/1.1",
-                headerFields: head.headers)
-            state.withLock { state in
-                state.response = response
-                state.totalRead = 0
-                state.expectedRead = head.header("Content-Length").flatMap { Int64($0) } ?? -1
-            }
-        case .finished(let result, _):
-            finish(result.mapError { $0 as any Error }, attempt: attempt)
+        case .responseHead:
+            let response = send.httpResponse
+            state.withLock { $0.response = response }
+        case .responseBody(let chunk, let received, let expected):
+            self.received(chunk, received: received, expected: expected)
+        case .finished(let result):
+            finish(result.mapError { $0 as any Error }, attempt: attempt, response: send.httpResponse)
         }
     }
 
-    /// Response body bytes: to ``outputStream`` (skipping what a paused send already wrote) or
-    /// kept by the driver; the download block is told.
-    private func received(_ chunk: Data, attempt: Int) {
-        let (block, total, expected, stream, skip) = state.withLock { state in
-            guard state.attempt == attempt else { return (DownloadProgressBlock?.none, Int64(0), Int64(0), OutputStream?.none, 0) }
-            state.totalRead += Int64(chunk.count)
+    /// Response body bytes, `received` of this response so far: to ``outputStream`` (skipping
+    /// what a paused send already wrote) or kept by the send; the download block is told.
+    private func received(_ chunk: Data, received: UInt64, expected: UInt64?) {
+        let (block, stream, skip) = state.withLock { state in
             let skip = Int(min(Int64(chunk.count), state.skipping))
             state.skipping -= Int64(skip)
             if state.outputStream != nil { state.streamed += Int64(chunk.count - skip) }
-            return (state.downloadProgress, state.totalRead, state.expectedRead, state.outputStream, skip)
+            return (state.downloadProgress, state.outputStream, skip)
         }
-        guard total > 0 else { return }
         if let stream, skip < chunk.count {
             chunk.dropFirst(skip).withUnsafeBytes { bytes in
                 var offset = 0
@@ -99,12 +91,12 @@ extension AFURLConnectionOperation {
                 }
             }
         }
-        block?(UInt(chunk.count), total, expected)
+        block?(UInt(chunk.count), Int64(clamping: received), expected.map { Int64(clamping: $0) } ?? -1)
     }
 
     /// Ends the operation (once): the response or the error recorded, ``outputStream`` closed,
     /// the finish notification posted, then `isFinished` set (the queue then runs `completionBlock`).
-    func finish(_ result: Result<FormDataResponse, any Error>, attempt: Int) {
+    func finish(_ result: Result<FormDataResponse, any Error>, attempt: Int, response: HTTPURLResponse? = nil) {
         let ended = state.withLock { state -> Bool in
             guard state.attempt == attempt, !state.ending else { return false }
             state.ending = true
@@ -113,17 +105,14 @@ extension AFURLConnectionOperation {
         guard ended else { return }
         state.withLock { state in
             switch result {
-            case .success(let response):
-                if state.outputStream == nil { state.responseData = response.body }
-                if let url = request.url {
-                    state.response = HTTPURLResponse(
-                        url: response.url ?? url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: response.headers)
-                }
+            case .success(let body):
+                if state.outputStream == nil { state.responseData = body.body }
+                if let response { state.response = response }
             case .failure(let error):
-                state.error = (error as? FormDataError).flatMap(AFNetworkError.init) ?? error
+                state.error = AFNetworkError.reported(error)
             }
             state.outputStream?.close()
-            state.driver = nil
+            state.send = nil
         }
         // Posted before `isFinished` turns true: whoever waited for the operation has seen it.
         NotificationCenter.default.post(name: .AFNetworkingOperationDidFinish, object: self)

@@ -20,8 +20,8 @@ extension Notification.Name {
 /// Sent by FormDataKit's send driver through ``transport`` — the same path as
 /// `AFHTTPSessionManager` and `FormDataRequest` — with the request's body as
 /// `AFHTTPRequestSerializer` built it (a multipart body streamed from its parts, exact
-/// `Content-Length`). No thread or run loop is made per operation: its events run in order on a
-/// serial mailbox on the shared global queue. Thread-safe.
+/// `Content-Length`). No thread or run loop is made per operation: its events run in order in
+/// one serial mailbox on the shared global queue, across pauses. Thread-safe.
 open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     // `@unchecked`: mutable state is in `state` (a lock); Operation's own state is thread-safe.
 
@@ -43,7 +43,8 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
         var ending = false
         /// Which send is current: events of a send stopped by ``pause()`` are ignored.
         var attempt = 0
-        var driver: (any TransportTask)?
+        /// The current send (the façade adapter), from the moment the operation runs.
+        var send: FacadeSend?
         var response: HTTPURLResponse?
         var responseData: Data?
         var error: (any Error)?
@@ -57,9 +58,6 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
         var maximumUploadResumptions = 3
         var credential: URLCredential?
         var completionQueue: DispatchQueue?
-        var totalWritten: Int64 = 0
-        var totalRead: Int64 = 0
-        var expectedRead: Int64 = -1
         /// Bytes already written to ``outputStream`` (a resumed send skips them).
         var streamed: Int64 = 0
         var skipping: Int64 = 0
@@ -70,8 +68,8 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     /// What sends it (a FormDataKit addition): `FormDataRequest.defaultTransport` unless given.
     public let transport: any FormDataTransport
     let state = Locked(State())
-    /// The operation's events and callbacks, in order, one at a time.
-    let events = SerialMailbox()
+    /// The operation's events and callbacks, in order, one at a time (every send's).
+    let callbacks = OrderedCallbacks()
 
     /// An operation for `request`, sent through `FormDataRequest.defaultTransport`.
     /// - Parameter request: the request (its body as a serializer built it).
@@ -153,29 +151,25 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     /// Sends the request; an operation cancelled before it started finishes at once with the
     /// cancelled error, unsent. A second call does nothing.
     open override func start() {
-        let begin = state.withLock { state -> Bool in
-            guard state.phase == .ready else { return false }
-            state.phase = .executing
-            return true
-        }
-        guard begin else { return }
+        guard let send = run(from: .ready) else { return }
         changing { _ in }
         if isCancelled {
-            finish(.failure(FormDataError.cancelled), attempt: state.withLock { $0.attempt })
-            return
+            // Operation's cancel before its start: finished at once, unsent.
+            send.abandon()
+            return finish(.failure(FormDataError.cancelled), attempt: state.withLock { $0.attempt })
         }
         state.withLock { $0.outputStream?.open() }
         NotificationCenter.default.post(name: .AFNetworkingOperationDidStart, object: self)
-        send()
+        start(send)
     }
 
     /// Cancels it: a running or paused operation finishes with the cancelled error
     /// (`NSURLErrorCancelled`); one not started finishes so when it starts.
     open override func cancel() {
         super.cancel()
-        let (phase, driver, attempt) = state.withLock { ($0.phase, $0.driver, $0.attempt) }
+        let (phase, send, attempt) = state.withLock { ($0.phase, $0.send, $0.attempt) }
         switch phase {
-        case .executing: driver?.cancel()
+        case .executing: send?.cancel()
         case .paused: finish(.failure(FormDataError.cancelled), attempt: attempt)
         case .ready, .finished: break
         }
@@ -184,31 +178,26 @@ open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     /// Stops the transfer; ``resume()`` sends the request again (AF 2's pause). Posts
     /// `Notification.Name.AFNetworkingOperationDidFinish`.
     public func pause() {
-        let driver = state.withLock { state -> (any TransportTask)? in
+        let send = state.withLock { state -> FacadeSend? in
             guard state.phase == .executing else { return nil }
             state.phase = .paused
             state.attempt += 1
-            defer { state.driver = nil }
-            return state.driver
+            defer { state.send = nil }
+            return state.send
         }
-        guard let driver else { return }
+        guard let send else { return }
         changing { _ in }
-        driver.cancel()
+        send.cancel()
         NotificationCenter.default.post(name: .AFNetworkingOperationDidFinish, object: self)
     }
 
     /// Sends a paused request again from the start; a body already written to ``outputStream``
     /// is not written twice (the new response's first bytes, as many as were written, are skipped).
     public func resume() {
-        let resumed = state.withLock { state -> Bool in
-            guard state.phase == .paused else { return false }
-            state.phase = .executing
-            return true
-        }
-        guard resumed else { return }
+        guard let send = run(from: .paused) else { return }
         changing { _ in }
         NotificationCenter.default.post(name: .AFNetworkingOperationDidStart, object: self)
-        send()
+        start(send)
     }
 
     /// Runs `change` with KVO for `isExecuting` and `isFinished` around it (the queue watches them).

@@ -51,16 +51,12 @@ extension FormDataRequest {
     /// does (the delegate's `requestFailed`, ``failedBlock``, then the queue): a queued request
     /// cancelled before it started.
     func failUnstartedAsCancelled(completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)? = nil) {
-        let claimed = sending.withLock { state -> Bool in
-            guard !state.current.inFlight else { return false }
-            state.current.inFlight = true
-            state.resetResults()
-            state.current.cancelRequested = true
-            return true
-        }
-        if claimed {
-            SendContext(request: self, completion: completion).begin()
+        let context = SendContext(request: self, completion: completion)
+        context.send.cancel()
+        if claim(context) {
+            context.begin()
         } else {
+            context.send.abandon()
             completion?(.failure(.requestInProgress))
         }
     }

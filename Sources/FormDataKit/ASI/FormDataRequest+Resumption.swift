@@ -43,7 +43,7 @@ extension FormDataRequest {
     /// started and the server said it can resume; nil otherwise. Kept after the send ends.
     public var uploadResumptionURL: URL? {
         sending.withLock { state in
-            if let driver = state.current.currentTask as? SendDriver { return driver.uploadResumption.url }
+            if let send = state.current.send { return send.uploadResumption.url }
             return state.results.uploadResumptionURL
         }
     }
@@ -51,7 +51,7 @@ extension FormDataRequest {
     /// How many times the last send resumed its upload (0 when it was never interrupted).
     public var uploadResumeCount: Int {
         sending.withLock { state in
-            if let driver = state.current.currentTask as? SendDriver { return driver.uploadResumption.count }
+            if let send = state.current.send { return send.uploadResumption.count }
             return state.results.uploadResumeCount
         }
     }

@@ -81,12 +81,7 @@ extension FormDataRequest {
     /// No effect when idle.
     public func cancel() {
         _ = cancelWhileQueued()
-        let task: (any TransportTask)? = sending.withLock { state in
-            guard state.current.inFlight else { return nil }
-            state.current.cancelRequested = true
-            return state.current.currentTask
-        }
-        task?.cancel()
+        sending.withLock { $0.current.inFlight ? $0.current.send : nil }?.cancel()
     }
 
     /// Starts one send; `completion` runs after the last callback. `buildingHere`: the caller
@@ -95,25 +90,32 @@ extension FormDataRequest {
         inbox: CallbackInbox? = nil, buildingHere: Bool = false,
         _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
     ) {
-        let claimed = sending.withLock { state -> Bool in
-            guard !state.current.inFlight else { return false }
-            state.current.inFlight = true
-            state.resetResults()
-            // Completed first: corelibs' Progress traps on some total/completed transitions.
-            state.current.uploadProgress.completedUnitCount = 0
-            return true
-        }
-        guard claimed else {
+        let context = SendContext(request: self, inbox: inbox, completion: completion)
+        guard claim(context) else {
+            context.send.abandon()
             completion?(.failure(.requestInProgress))
             return
         }
-        let context = SendContext(request: self, inbox: inbox, completion: completion)
         if buildingHere {
             context.begin()
         } else {
             // The build reads files (and may compress): on the shared global queue, never the
             // caller's (an actor's, or the concurrency pool's).
             DispatchQueue.sharedGlobal.async { context.begin() }
+        }
+    }
+
+    /// Makes `context`'s send the request's send in flight; false when one is already (a
+    /// request is sent once at a time: the caller then abandons `context`'s send).
+    func claim(_ context: SendContext) -> Bool {
+        sending.withLock { state -> Bool in
+            guard !state.current.inFlight else { return false }
+            state.current.inFlight = true
+            state.resetResults()
+            state.current.send = context.send
+            // Completed first: corelibs' Progress traps on some total/completed transitions.
+            state.current.uploadProgress.completedUnitCount = 0
+            return true
         }
     }
 

@@ -22,9 +22,9 @@ struct DirectResponseFileWriter: ResponseFileWriter {
 }
 
 /// The response body of one send of a ``FormDataRequest`` as it arrives: written to
-/// ``FormDataRequest/downloadDestinationPath`` through a temporary file, counted for
-/// ``FormDataRequest/bytesReceivedBlock`` and a queue's download progress, handed to
-/// ``FormDataRequest/dataReceivedBlock``.
+/// ``FormDataRequest/downloadDestinationPath`` through a temporary file (the façade adapter
+/// counts it for ``FormDataRequest/bytesReceivedBlock`` and a queue's download progress).
+/// Made when the body goes to a file, to ``FormDataRequest/dataReceivedBlock`` or is counted.
 ///
 /// Threads: ``responseHead(_:)`` and ``received(_:)`` come in order from the send driver (one
 /// at a time, possibly on a transport's thread): they only count and queue work, and never
@@ -33,8 +33,7 @@ struct DirectResponseFileWriter: ResponseFileWriter {
 /// ``writeBacklogLimit`` (a disk slower than the network) the transport pauses this send's
 /// exchange — and only it — until the writes are down to half of that, so memory stays bounded.
 final class ResponseReceiving: @unchecked Sendable {
-    // `@unchecked`: `received`/`expected` are touched by the driver's events only (one at a
-    // time); `file` only in `writes`; `failure` under `lock`.
+    // `@unchecked`: `file` is touched only in `writes`; `failure` under `lock`.
 
     /// The most response bytes waiting to be written before the send's exchange pauses receiving.
     static let writeBacklogLimit = ResponseDemand.defaultLimit
@@ -50,8 +49,6 @@ final class ResponseReceiving: @unchecked Sendable {
     private let writes = SerialMailbox()
     private let lock = Locked()
     private var failure: FormDataError?
-    private var received: UInt64 = 0
-    private var expected: UInt64 = 0
     /// Stops the send when a write failed.
     var cancelSend: (@Sendable () -> Void)?
 
@@ -77,22 +74,14 @@ final class ResponseReceiving: @unchecked Sendable {
         demand = file == nil ? nil : ResponseDemand(limit: Self.writeBacklogLimit)
     }
 
-    /// A response head: the body starts again (after a redirect or a retry).
-    /// - Returns: its Content-Length, if any.
-    func responseHead(_ head: TransportResponseHead) -> UInt64? {
-        received = 0
-        let length = head.contentLength
-        expected = length ?? 0
+    /// A response head: the body starts again (after a retry).
+    func responseHead(_ head: TransportResponseHead) {
         if let file { queueWrite(0) { (_) throws(FormDataError) in try file.restart() } }
-        return length
     }
 
-    /// Body bytes: counted, and queued for the file.
-    /// - Returns: the bytes of this response so far and its expected length (0: unknown).
-    func received(_ data: Data) -> (received: UInt64, expected: UInt64) {
-        received += UInt64(data.count)
+    /// Body bytes: queued for the file.
+    func received(_ data: Data) {
         if let file { queueWrite(data.count) { [writer] (_) throws(FormDataError) in try writer.write(data, to: file) } }
-        return (received, expected)
     }
 
     /// Runs `then` once every write is done, with the send's outcome: the file is moved into

@@ -8,13 +8,11 @@ import Foundation
 extension SendContext {
     /// The response head: the download size (when known and not in a queue, which counts it
     /// itself), the delegate, ``FormDataRequest/headersReceivedBlock``, then the queue.
-    func reportResponseHead(
-        _ head: TransportResponseHead, expected: UInt64?, callbacks: SendCallbacks, membership: QueueMembership
-    ) {
+    func reportResponseHead(_ head: TransportResponseHead, callbacks: SendCallbacks, membership: QueueMembership) {
         let delegate = callbacks.delegate.value
         let headersBlock = callbacks.headersReceivedBlock
         let sizeBlock = membership.observer == nil ? callbacks.downloadSizeIncrementedBlock : nil
-        let length = expected ?? head.contentLength
+        let length = head.contentLength
         guard delegate != nil || headersBlock != nil || membership.observer != nil || (sizeBlock != nil && length != nil) else { return }
         let request = self.request
         let headers = head.headers
@@ -26,12 +24,12 @@ extension SendContext {
         }
     }
 
-    /// Decoded response body bytes (in order with the driver's events): written to the file,
-    /// handed to ``FormDataRequest/dataReceivedBlock``, counted for
-    /// ``FormDataRequest/bytesReceivedBlock`` and the queue.
-    func received(_ chunk: Data) {
+    /// Decoded response body bytes, `received` of this response so far of `expected` (in order
+    /// with the send's events): written to the file, handed to ``FormDataRequest/dataReceivedBlock``,
+    /// counted for ``FormDataRequest/bytesReceivedBlock`` and the queue.
+    func received(_ chunk: Data, received: UInt64, expected: UInt64?) {
         guard let receiving else { return }
-        let (received, expected) = receiving.received(chunk)
+        receiving.received(chunk)
         let (dataBlock, bytesBlock, membership) = request.sending.withLock {
             ($0.callbacks.dataReceivedBlock, $0.callbacks.bytesReceivedBlock, $0.queue)
         }
@@ -40,7 +38,7 @@ extension SendContext {
         let count = UInt64(chunk.count)
         deliver(internalOnly: dataBlock == nil && bytesBlock == nil) {
             dataBlock?(chunk)
-            bytesBlock?(count, expected)
+            bytesBlock?(count, expected ?? 0)
             membership.observer?.request(request, id: membership.id, received: received)
         }
     }

@@ -3,32 +3,23 @@ import FormDataKitEngine
 import FormDataKitWire
 import Foundation
 
-/// One send of a ``FormDataRequest``: builds the body, hands the request to a ``SendDriver``,
-/// and turns the driver's events into the request's state and its ordered callbacks (delegate,
-/// blocks, then the completion).
+/// One send of a ``FormDataRequest``: builds the body, starts it through the façade adapter
+/// (`FacadeSend`), and turns its events into the request's state and its ordered callbacks
+/// (delegate, blocks, the queue, then the completion).
 final class SendContext: @unchecked Sendable {
-    // `@unchecked`: the lets are set in init; `bodyLength` and `receiving` are written once,
-    // before the driver starts; `usedCallbackQueue` is touched by one `deliver` at a time.
+    // `@unchecked`: the lets are set in init; `receiving` is written once, before the send starts.
     let request: FormDataRequest
     private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
-    /// Where the delegate and the blocks are called: the request's ``FormDataRequest/callbackQueue``,
-    /// or nil for where the driver delivers its events (in order, one at a time).
-    private let callbackQueue: DispatchQueue?
-    /// Where callbacks go instead when ``FormDataRequest/startSynchronous()`` waits on the
-    /// callback queue itself (it runs them).
-    private let inbox: CallbackInbox?
-    private let bodyLength = Locked<UInt64>(0)
-    /// The response body as it arrives, when something takes it (set before the driver starts).
+    /// The send: its events come to `handle(_:)`; the delegate and the blocks run in its
+    /// callbacks — on the request's ``FormDataRequest/callbackQueue``, in a mailbox on the
+    /// global queue without one, or on the thread of ``FormDataRequest/startSynchronous()``
+    /// when it waits on the callback queue itself (`inbox`).
+    private(set) var send: FacadeSend!
+    /// The response body as it arrives, when something takes it (set before the send starts).
     var receiving: ResponseReceiving?
-    /// Where callbacks run when there is no callback queue: in order, on the shared global
-    /// queue, never on the transport's thread the driver's events arrive on. Only an internal
-    /// step (a queue's bookkeeping, the completion a waiter resumes on) runs on the thread that
-    /// reports it, when nothing is pending here (``deliver(internalOnly:_:)``).
-    private let callbacks = SerialMailbox()
-    /// Whether this send has put work on ``callbackQueue`` (an internal step must then follow it).
-    /// Touched only by ``deliver(internalOnly:_:)``, whose calls come one at a time: from
-    /// ``begin()`` before the driver starts, then from the driver's events, which it serializes.
-    private var usedCallbackQueue = false
+    /// The send's temporary body file (set before the send starts), which the send removes:
+    /// the request then forgets the built body it belonged to.
+    private var bodyFile: TemporaryFile?
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -36,27 +27,14 @@ final class SendContext: @unchecked Sendable {
     ) {
         self.request = request
         self.completion = completion
-        self.inbox = inbox
-        self.callbackQueue = request.effectiveCallbackQueue
+        let callbacks = inbox.map(OrderedCallbacks.init(inbox:)) ?? OrderedCallbacks(queue: request.effectiveCallbackQueue)
+        send = FacadeSend(transport: request.transport, callbacks: callbacks) { [self] event in handle(event) }
     }
 
-    /// Runs `work` where the delegate and blocks go: on the callback queue when there is one (in
-    /// order: every call is made in order, and each queue is FIFO), else in this send's mailbox
-    /// on the global queue. `internalOnly`: nothing of the caller's runs (no delegate, no block:
-    /// only the queue's bookkeeping and a completion that resumes a waiter), so it may run right
-    /// here when nothing is pending — in the mailbox, and on the callback queue, which it follows
-    /// once this send has put anything there.
+    /// Runs `work` where the delegate and blocks go, after what was delivered before
+    /// (`OrderedCallbacks/deliver(internalOnly:_:)`).
     func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
-        if let inbox {
-            inbox.post(work)
-        } else if let callbackQueue, !internalOnly || usedCallbackQueue {
-            usedCallbackQueue = true
-            callbackQueue.async(execute: work)
-        } else if internalOnly {
-            callbacks.runHereIfIdle(work)
-        } else {
-            callbacks.post(work)
-        }
+        send.deliver(internalOnly: internalOnly, work)
     }
 
     /// Builds the body, reports the start and starts the driver.
@@ -70,30 +48,25 @@ final class SendContext: @unchecked Sendable {
     }
 
     private func buildAndStart() {
-        if request.sending.withLock({ $0.current.cancelRequested }) {
-            finish(.failure(.cancelled), bodyFile: nil)
-            return
-        }
+        // Cancelled before the build: nothing is built.
+        if send.isCancelledBeforeStart { return send.end(.cancelled) }
         do {
             try request.buildPostBody()
         } catch let error as FormDataError {
-            finish(.failure(.whileSending(error)), bodyFile: nil)
-            return
+            return send.end(.whileSending(error))
         } catch {
             // buildPostBody only throws FormDataError; anything else is reported as a connection-
             // independent creation failure rather than dropped.
-            finish(.failure(.unableToCreateRequest(underlying: UnderlyingError(error))), bodyFile: nil)
-            return
+            return send.end(.unableToCreateRequest(underlying: UnderlyingError(error)))
         }
         let (transportRequest, bodyFile): (TransportRequest, TemporaryFile?)
         switch request.makeTransportRequest() {
         case .failure(let error):
-            finish(.failure(error), bodyFile: nil)
-            return
+            return send.end(error)
         case .success(let value):
             (transportRequest, bodyFile) = value
         }
-        bodyLength.withLock { $0 = transportRequest.body.length }
+        self.bodyFile = bodyFile
         // Never 0: an empty body counts as one unit, completed when the request finishes.
         let total = max(1, Int64(clamping: transportRequest.body.length))
         let (callbacks, settings, membership) = request.sending.withLock { state in
@@ -106,10 +79,7 @@ final class SendContext: @unchecked Sendable {
             do throws(FormDataError) {
                 receiving = try ResponseReceiving(callbacks: callbacks, settings: settings)
             } catch {
-                bodyFile?.remove()
-                request.forgetSentBody(bodyFile)
-                finish(.failure(.whileSending(error)), bodyFile: nil)
-                return
+                return send.end(.whileSending(error), bodyFile: bodyFile)
             }
         } else {
             receiving = nil
@@ -130,27 +100,22 @@ final class SendContext: @unchecked Sendable {
                 if membership.observer == nil { sizeBlock?(Int64(clamping: length)) }
             }
         }
-        var onResponseBody: (@Sendable (Data) -> Void)?
-        if receiving != nil { onResponseBody = { [self] chunk in received(chunk) } }
-        let driver = SendDriver(
-            request: transportRequest, transport: request.transport, bodyFile: bodyFile,
-            retriesOnTimeout: settings.numberOfTimesToRetryOnTimeout, retryPolicy: settings.retryPolicy, onResponseBody: onResponseBody,
-            keepsResponseBody: receiving?.keepsBody ?? true, responseDemand: receiving?.demand
-        ) { [self] event in handle(event, bodyFile: bodyFile) }
-        receiving?.cancelSend = { [weak driver] in driver?.cancel() }
-        let cancelNow = request.sending.withLock { state -> Bool in
-            state.current.currentTask = driver
-            return state.current.cancelRequested
-        }
-        if cancelNow { driver.cancel() }
-        BodyBuildingThread.run { driver.start() }
+        var options = FacadeSend.Options()
+        options.retriesOnTimeout = settings.numberOfTimesToRetryOnTimeout
+        options.retryPolicy = settings.retryPolicy
+        options.streamsResponseBody = receiving != nil
+        options.keepsResponseBody = receiving?.keepsBody ?? true
+        options.responseDemand = receiving?.demand
+        receiving?.cancelSend = { [weak send] in send?.cancel() }
+        let send = self.send!
+        BodyBuildingThread.run { send.start(transportRequest, bodyFile: bodyFile, options: options) }
     }
 
-    /// One event of the driver (in order, one at a time).
-    private func handle(_ event: SendDriver.Event, bodyFile: TemporaryFile?) {
+    /// One event of the send (in order, one at a time).
+    private func handle(_ event: FacadeSend.Event) {
         switch event {
-        case .progress(let delta):
-            reportProgress(delta)
+        case .uploadProgress(let progress):
+            reportProgress(progress)
         case .retrying(let count):
             request.sending.withLock { $0.results.retryCount = count }
         case .responseHead(let head):
@@ -160,40 +125,37 @@ final class SendContext: @unchecked Sendable {
                 state.results.responseHeaders = head.headers
                 return (state.callbacks, state.queue)
             }
-            let expected = receiving?.responseHead(head)
-            reportResponseHead(head, expected: expected, callbacks: callbacks, membership: membership)
-        case .finished(let result, _):
-            finish(result, bodyFile: bodyFile)
+            receiving?.responseHead(head)
+            reportResponseHead(head, callbacks: callbacks, membership: membership)
+        case .responseBody(let chunk, let received, let expected):
+            self.received(chunk, received: received, expected: expected)
+        case .finished(let result):
+            finish(result)
         }
     }
 
-    /// Body bytes went out (`delta` more), or a timed-out attempt's bytes are taken back
-    /// (negative: ASIHTTPRequest reported that to the delegate only).
-    private func reportProgress(_ delta: Int64) {
-        let total = bodyLength.current
-        let (delegate, block, membership, sentSoFar) = request.sending.withLock { state in
-            let progress = state.current.uploadProgress
-            if delta < 0 {
-                state.results.totalBytesSent = 0
-                progress.completedUnitCount = 0
-            } else {
-                state.results.totalBytesSent += UInt64(delta)
-                progress.completedUnitCount = min(progress.totalUnitCount, Int64(clamping: state.results.totalBytesSent))
-            }
-            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, state.queue, state.results.totalBytesSent)
+    /// Body bytes went out, or a timed-out attempt's bytes are taken back (a negative delta:
+    /// ASIHTTPRequest reported that to the delegate only).
+    private func reportProgress(_ progress: FacadeSend.UploadProgress) {
+        let (delta, sent, total) = (progress.delta, progress.sent, progress.total)
+        let (delegate, block, membership) = request.sending.withLock { state in
+            let object = state.current.uploadProgress
+            state.results.totalBytesSent = sent
+            object.completedUnitCount = min(object.totalUnitCount, Int64(clamping: sent))
+            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, state.queue)
         }
         guard delegate != nil || (block != nil && delta > 0) || membership.observer != nil else { return }
         let request = self.request
         deliver(internalOnly: delegate == nil && (block == nil || delta <= 0)) {
             delegate?.request(request, didSendBytes: delta)
             if delta > 0 { block?(UInt64(delta), total) }
-            membership.observer?.request(request, id: membership.id, sent: sentSoFar, of: total)
+            membership.observer?.request(request, id: membership.id, sent: sent, of: total)
         }
     }
 
     /// Records the outcome and reports finished or failed, then the completion (after a
     /// response written to a file is in place).
-    private func finish(_ result: Result<FormDataResponse, FormDataError>, bodyFile: TemporaryFile?) {
+    private func finish(_ result: Result<FormDataResponse, FormDataError>) {
         request.forgetSentBody(bodyFile)
         guard let receiving else { return report(result) }
         receiving.finish(result) { [self] outcome in report(outcome) }
@@ -202,6 +164,7 @@ final class SendContext: @unchecked Sendable {
     private func report(_ result: Result<FormDataResponse, FormDataError>) {
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
         let keepsBody = receiving?.keepsBody ?? true
+        let resumption = send.uploadResumption
         let (delegate, block, membership) = request.sending.withLock {
             state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?, QueueMembership) in
             let progress = state.current.uploadProgress
@@ -219,10 +182,8 @@ final class SendContext: @unchecked Sendable {
                 state.results.error = error
             }
             state.current.inFlight = false
-            if let driver = state.current.currentTask as? SendDriver {
-                (state.results.uploadResumptionURL, state.results.uploadResumeCount) = driver.uploadResumption
-            }
-            state.current.currentTask = nil
+            (state.results.uploadResumptionURL, state.results.uploadResumeCount) = resumption
+            state.current.send = nil
             let block = if case .success = result { state.callbacks.completionBlock } else { state.callbacks.failedBlock }
             return (state.callbacks.delegate.value, block, state.queue)
         }

@@ -17,8 +17,7 @@ struct SendingState {
     /// Clears the results of an earlier send and the state of the last one.
     mutating func resetResults() {
         results = SendResults()
-        current.cancelRequested = false
-        current.currentTask = nil
+        current.send = nil
     }
 }
 
@@ -85,8 +84,8 @@ struct QueueMembership {
 /// The send in flight.
 struct SendInFlight {
     var inFlight = false
-    var cancelRequested = false
-    var currentTask: (any TransportTask)?
+    /// The send in flight (the façade adapter: a cancel before it started is kept there).
+    var send: FacadeSend?
     /// Made on first use: a request waiting in a queue of thousands holds none.
     private var progressObject: Progress?
     /// The upload progress of the current or last send (the same object for the request's life).

@@ -57,7 +57,7 @@ extension NetworkQueue: RequestQueueObserver {
             case .queueFinished:
                 core.noticesPending += 1
                 let (delegate, streams) = (core.delegate, Array(core.streams.values))
-                mailbox.post { [self] in
+                mailbox.deliver { [self] in
                     delegate?.queueFinished(self)
                     for stream in streams { stream.yield(.queueFinished) }
                     self.core.withLock { $0.noticesPending -= 1 }
@@ -106,7 +106,7 @@ extension NetworkQueue: RequestQueueObserver {
     ) {
         // Nobody to tell: nothing is queued (and no worker woken for it).
         guard delegate != nil || !streams.isEmpty else { return }
-        mailbox.post {
+        mailbox.deliver {
             switch event {
             case .requestStarted(let request): delegate?.requestStarted(request)
             case .receivedResponseHeaders(let request, let headers): delegate?.request(request, didReceiveResponseHeaders: headers)

@@ -50,7 +50,7 @@ public final class NetworkQueue: @unchecked Sendable {
 
     let core = Locked(Core())
     /// Where the delegate is called and events are yielded, in order, one at a time.
-    let mailbox = SerialMailbox()
+    let mailbox = OrderedCallbacks()
     let idle = NSCondition()
 
     /// The whole batch's upload: body bytes with ``showAccurateProgress`` (each request's

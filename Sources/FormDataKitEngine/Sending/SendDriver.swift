@@ -18,12 +18,14 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     /// What the façade hears, in order, one at a time, possibly on a transport's thread (return
     /// quickly; run user code elsewhere); ``finished(_:retryCount:)`` exactly once, last.
     package enum Event: Sendable {
-        /// Body bytes went out (`delta` more; negative when a timed-out attempt is taken back).
-        case progress(delta: Int64)
+        /// Body bytes went out: `sent` bytes of this attempt in all (monotonic within an attempt,
+        /// exactly the body's length when the send succeeds), `delta` more than the last report
+        /// (negative, and `sent` 0, when a timed-out attempt is taken back).
+        case progress(sent: Int64, delta: Int64)
         /// The send starts again after a timeout (`retryCount` so far).
         case retrying(retryCount: Int)
-        /// The head of the response that answers the send.
-        case responseHead(TransportResponseHead)
+        /// The head of the response that answers the send, and the URL of the request it answers.
+        case responseHead(TransportResponseHead, url: URL)
         /// The send ended, with the whole response (its body decoded) or the error.
         case finished(Result<FormDataResponse, FormDataError>, retryCount: Int)
     }
@@ -202,12 +204,12 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
                 cancelledExchanges.insert(id)
                 outside.append(action)
             case .reportProgress(let delta):
-                enqueue(.progress(delta))
+                enqueue(.progress(sent: delta < 0 ? 0 : machine.reportedBodyBytes, delta: delta))
             case .reportRetry(let count):
                 post(.retrying(retryCount: count))
                 collector = nil
             case .reportResponseHead(let head):
-                post(.responseHead(head))
+                post(.responseHead(head, url: machine.answerURL ?? machine.original.url))
                 collector = ResponseBodyCollector(
                     head: head, transportDecodes: machine.configuration.transportDecodesContentEncoding,
                     decompressedLimit: machine.original.maximumDecompressedResponseSize)
@@ -276,7 +278,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
             for item in batch {
                 switch item {
                 case .event(let event): onEvent(event)
-                case .progress(let delta): onEvent(.progress(delta: delta))
+                case .progress(let sent, let delta): onEvent(.progress(sent: sent, delta: delta))
                 case .responseBody(let chunk): onResponseBody?(chunk)
                 }
             }

@@ -9,9 +9,10 @@ struct SendDriverOutbox {
     enum Item {
         /// An event for the façade.
         case event(SendDriver.Event)
-        /// Body bytes went out: reported as ``SendDriver/Event/progress(delta:)`` (deltas that
-        /// wait together are added up: a transport may report every few kilobytes).
-        case progress(Int64)
+        /// Body bytes went out: reported as `SendDriver/Event/progress(sent:delta:)` (reports
+        /// that wait together are one, the latest count with the deltas added up: a transport
+        /// may report every few kilobytes).
+        case progress(sent: Int64, delta: Int64)
         /// Decoded response body bytes, for the driver's `onResponseBody`.
         case responseBody(Data)
     }
@@ -24,8 +25,8 @@ struct SendDriverOutbox {
     /// Queues `item`; true when the caller has claimed the drain and must run ``take(into:)``
     /// until it returns false.
     mutating func append(_ item: Item) -> Bool {
-        if case .progress(let delta) = item, delta > 0, case .progress(let waiting)? = items.last, waiting > 0 {
-            items[items.count - 1] = .progress(waiting + delta)
+        if case .progress(let sent, let delta) = item, delta > 0, case .progress(_, let waiting)? = items.last, waiting > 0 {
+            items[items.count - 1] = .progress(sent: sent, delta: waiting + delta)
             return false
         }
         items.append(item)

@@ -59,6 +59,8 @@ package struct SendStateMachine: Sendable {
     private var latestSent: Int64 = 0
     private var reportedSent: Int64 = 0
     private var headSeenThisExchange = false
+    /// The URL of the request the last reported response head answers.
+    private(set) var answerURL: URL?
 
     // The idle clock, and the whole send's deadline.
     private var lastActivity: UInt64 = 0
@@ -73,6 +75,10 @@ package struct SendStateMachine: Sendable {
 
     /// The number of body bytes the send has to deliver.
     package var bodyLength: Int64 { Int64(clamping: original.body.length) }
+
+    /// The body bytes reported so far in this attempt: the sum of its
+    /// `Action/reportProgress(delta:)` deltas (0 again once a timed-out attempt is taken back).
+    var reportedBodyBytes: Int64 { reportedSent }
 
     /// How many times the send was started again (after a timeout; with a ``RetryPolicy``, for
     /// any reason it allows).
@@ -304,6 +310,7 @@ package struct SendStateMachine: Sendable {
             return []
         }
         exchange.settled = .answer
+        answerURL = exchange.request.url
         state = .exchanging(exchange)
         var actions: [Action] = []
         actions.reserveCapacity(2)  // the first body bytes add .keepResponseBody

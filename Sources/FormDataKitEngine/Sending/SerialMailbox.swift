@@ -39,7 +39,7 @@ package final class SerialMailbox: @unchecked Sendable {
     /// Runs `item` on this thread when nothing is queued or running, else queues it for the
     /// global queue: a cheap last step (a semaphore, a continuation) skips a thread hop.
     /// - Parameter item: the work.
-    package func runHereIfIdle(_ item: @escaping @Sendable () -> Void) {
+    func runHereIfIdle(_ item: @escaping @Sendable () -> Void) {
         let idle = lock.withLock { () -> Bool in
             guard !draining, items.isEmpty else { return false }
             draining = true

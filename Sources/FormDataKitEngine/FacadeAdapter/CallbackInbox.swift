@@ -1,19 +1,19 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
-/// Callbacks handed to a thread that waits for them: what ``FormDataRequest/startSynchronous()``
+/// Callbacks handed to a thread that waits for them: what `FormDataRequest/startSynchronous()`
 /// uses when it is called on the request's own callback queue (the main queue, typically), which
 /// it would otherwise block while the callbacks wait for that queue.
-final class CallbackInbox: @unchecked Sendable {
+package final class CallbackInbox: @unchecked Sendable {
     // `@unchecked`: `pending` and `closed` are touched only under `condition`.
     private let condition = NSCondition()
     private var pending: [@Sendable () -> Void] = []
     private var closed = false
 
+    /// An inbox nobody waits on yet.
+    package init() {}
+
     /// Queues `work` for the waiting thread.
-    func post(_ work: @escaping @Sendable () -> Void) {
+    package func post(_ work: @escaping @Sendable () -> Void) {
         condition.withLock {
             pending.append(work)
             condition.signal()
@@ -21,15 +21,15 @@ final class CallbackInbox: @unchecked Sendable {
     }
 
     /// No more work will come (after the work already posted).
-    func close() {
+    package func close() {
         condition.withLock {
             closed = true
             condition.signal()
         }
     }
 
-    /// Runs the posted work on the calling thread, in order, until ``close()`` and all of it ran.
-    func runUntilClosed() {
+    /// Runs the posted work on the calling thread, in order, until `close()` and all of it ran.
+    package func runUntilClosed() {
         while true {
             let batch: [@Sendable () -> Void]? = condition.withLock {
                 while pending.isEmpty && !closed { condition.wait() }
@@ -46,18 +46,18 @@ final class CallbackInbox: @unchecked Sendable {
 
     private static let marker = DispatchSpecificKey<ObjectIdentifier>()
 
-    /// Marks `queue`, so ``isCurrent(_:)`` can tell when code runs on it.
-    static func mark(_ queue: DispatchQueue) {
+    /// Marks `queue`, so `isCurrent(_:)` can tell when code runs on it.
+    package static func mark(_ queue: DispatchQueue) {
         queue.setSpecific(key: marker, value: ObjectIdentifier(queue))
     }
 
-    /// Whether the calling code runs on `queue` (marked with ``mark(_:)``).
-    static func isCurrent(_ queue: DispatchQueue) -> Bool {
+    /// Whether the calling code runs on `queue` (marked with `mark(_:)`).
+    package static func isCurrent(_ queue: DispatchQueue) -> Bool {
         DispatchQueue.getSpecific(key: marker) == ObjectIdentifier(queue)
     }
 
     /// The main queue, marked once.
-    static let markedMainQueue: DispatchQueue = {
+    package static let markedMainQueue: DispatchQueue = {
         mark(DispatchQueue.main)
         return DispatchQueue.main
     }()
