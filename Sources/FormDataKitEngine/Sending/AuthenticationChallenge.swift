@@ -3,16 +3,16 @@ import FormDataKitWire
 import Foundation
 
 /// Reading `WWW-Authenticate` and `Proxy-Authenticate` values: which schemes a server offers.
-package enum AuthenticationChallenge {
+enum AuthenticationChallenge {
     /// The schemes a transport that answers challenges can answer, most secure first.
-    package static let answerable = ["Negotiate", "NTLM", "Digest", "Basic"]
+    static let answerable = ["Negotiate", "NTLM", "Digest", "Basic"]
 
     /// The scheme names a challenge value offers, in order, with their canonical spelling when
     /// one of ``answerable`` (`digest realm="a", nonce="b", Basic realm="c"` → `Digest`, `Basic`).
     /// Several challenges may share one value (a repeated header joined with `, `).
     /// - Parameter value: the header's value.
     /// - Returns: the schemes offered, each once.
-    package static func schemes(in value: String) -> [String] {
+    static func schemes(in value: String) -> [String] {
         var schemes: [String] = []
         for piece in splitOutsideQuotes(value) {
             let trimmed = piece.trimmingCharacters(in: .whitespaces)
@@ -30,7 +30,7 @@ package enum AuthenticationChallenge {
     /// so "Digest" or "NTLM" tells what to give.
     /// - Parameter head: the 401 or 407 response's head.
     /// - Returns: the error.
-    package static func authenticationNeeded(_ head: TransportResponseHead) -> FormDataError {
+    static func authenticationNeeded(_ head: TransportResponseHead) -> FormDataError {
         let challenge = head.header(head.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate")
         let asked =
             challenge.map { value -> String in

@@ -6,8 +6,8 @@ import Foundation
 /// when the transport did not decode it (bounded by the decompressed-size limit: a compressed
 /// body is never held whole). Decoded bytes can also be handed on as they come (a response
 /// written to a file, ASI's `dataReceivedBlock`), and then need not be kept.
-package struct ResponseBodyCollector {
-    package private(set) var body = Data()
+struct ResponseBodyCollector {
+    private(set) var body = Data()
     private let inflater: GzipInflater?
     /// Whether decoded bytes are kept in ``body``.
     private var keepsBody = true
@@ -22,7 +22,7 @@ package struct ResponseBodyCollector {
 
     /// A collector for the response with `head`; `transportDecodes`: the transport undoes content
     /// encodings itself, so bytes arrive decoded.
-    package init(head: TransportResponseHead, transportDecodes: Bool, decompressedLimit: UInt64) {
+    init(head: TransportResponseHead, transportDecodes: Bool, decompressedLimit: UInt64) {
         let gzip = head.header("Content-Encoding")?.lowercased().contains("gzip") == true
         guard gzip && !transportDecodes else {
             inflater = nil
@@ -37,13 +37,13 @@ package struct ResponseBodyCollector {
     }
 
     /// A collector that keeps bytes as they come (a response with no body).
-    package init() { inflater = nil }
+    init() { inflater = nil }
 
     /// This collector set to hand decoded bytes on (``takeForwarded()``), keeping them in
     /// ``body`` too only when `keepingBody`.
     /// - Parameter keepingBody: whether ``body`` still gets the bytes.
     /// - Returns: the collector, forwarding.
-    package func forwarding(keepingBody: Bool) -> ResponseBodyCollector {
+    func forwarding(keepingBody: Bool) -> ResponseBodyCollector {
         var copy = self
         copy.forwards = true
         copy.keepsBody = keepingBody
@@ -52,7 +52,7 @@ package struct ResponseBodyCollector {
 
     /// The decoded bytes received since the last call (forwarding collectors only).
     /// - Returns: the bytes, possibly empty.
-    package mutating func takeForwarded() -> Data {
+    mutating func takeForwarded() -> Data {
         defer { forwarded = Data() }
         return forwarded
     }
@@ -60,7 +60,7 @@ package struct ResponseBodyCollector {
     /// Adds received bytes.
     /// - Throws: ``FormDataError/compression(underlying:)`` when the body does not inflate or
     ///   grows past the decompressed-size limit.
-    package mutating func append(_ data: Data) throws(FormDataError) {
+    mutating func append(_ data: Data) throws(FormDataError) {
         received += data.count
         if let failure { throw failure }
         guard let inflater else {
@@ -83,7 +83,7 @@ package struct ResponseBodyCollector {
 
     /// The whole body, once the response ended.
     /// - Throws: ``FormDataError/compression(underlying:)`` for a gzip body cut short.
-    package mutating func finish() throws(FormDataError) -> Data {
+    mutating func finish() throws(FormDataError) -> Data {
         if let failure { throw failure }
         if let inflater, received > 0 {
             do throws(FormDataError) { try inflater.finish() } catch { throw .compression(underlying: error) }

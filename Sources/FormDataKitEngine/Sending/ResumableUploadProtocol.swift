@@ -11,20 +11,20 @@ import Foundation
 /// speaks) with the draft's `Upload-Complete: ?1` field, and the `PATCH` carries
 /// `Content-Type: application/partial-upload`, which version 6 requires and the current draft keeps.
 /// Version 3's `Upload-Incomplete` is not sent.
-package enum ResumableUploadProtocol {
+enum ResumableUploadProtocol {
     /// The interop version announced in `Upload-Draft-Interop-Version`.
-    package static let interopVersion = 6
+    static let interopVersion = 6
     /// The status of the interim response that says the server can resume the upload.
-    package static let uploadResumptionSupported = 104
+    static let uploadResumptionSupported = 104
     /// The status of an append whose offset does not match the server's.
-    package static let offsetMismatch = 409
+    static let offsetMismatch = 409
     /// The `UnderlyingError` domain of the error a send fails with once the upload was resumed
     /// as many times as allowed (its code is the limit).
-    package static let errorDomain = "FormDataKit.UploadResumption"
+    static let errorDomain = "FormDataKit.UploadResumption"
 
     /// `request` announced as resumable: the interop version and `Upload-Complete: ?1` added
     /// (replacing a caller's own).
-    package static func announcing(_ request: TransportRequest) -> TransportRequest {
+    static func announcing(_ request: TransportRequest) -> TransportRequest {
         var request = request
         request.headers.removeAll { isProtocolHeader($0.name) }
         request.headers.append((name: "Upload-Draft-Interop-Version", value: String(interopVersion)))
@@ -33,14 +33,14 @@ package enum ResumableUploadProtocol {
     }
 
     /// The request that asks the server how many bytes of the upload at `location` it has.
-    package static func offsetRequest(for original: TransportRequest, location: URL) -> TransportRequest {
+    static func offsetRequest(for original: TransportRequest, location: URL) -> TransportRequest {
         bodiless(original, method: "HEAD", url: location)
     }
 
     /// The request that asks whether the server at `original`'s URL resumes uploads: `OPTIONS`
     /// with the interop version (the server says so with `Upload-Limit`:
     /// ``supportsResumableUploads(_:)``). Sent first by a transport that cannot report the `104`.
-    package static func optionsRequest(for original: TransportRequest) -> TransportRequest {
+    static func optionsRequest(for original: TransportRequest) -> TransportRequest {
         bodiless(original, method: "OPTIONS", url: original.url)
     }
 
@@ -57,7 +57,7 @@ package enum ResumableUploadProtocol {
     }
 
     /// Whether an `OPTIONS` answer says the server resumes uploads: it carries `Upload-Limit`.
-    package static func supportsResumableUploads(_ head: TransportResponseHead) -> Bool {
+    static func supportsResumableUploads(_ head: TransportResponseHead) -> Bool {
         head.header("Upload-Limit") != nil
     }
 
@@ -66,7 +66,7 @@ package enum ResumableUploadProtocol {
     /// the upload), answered with `201` and the upload's `Location` (``createdUploadURL(in:requestURL:)``).
     /// The content then goes as an append from offset 0. For a transport that cannot report the
     /// `104` of an upload announced with its content.
-    package static func creationRequest(for original: TransportRequest) -> TransportRequest {
+    static func creationRequest(for original: TransportRequest) -> TransportRequest {
         var request = original
         request.body = .none
         request.headers.removeAll { isProtocolHeader($0.name) || $0.name.equalsIgnoringASCIICase("Content-Length") }
@@ -78,7 +78,7 @@ package enum ResumableUploadProtocol {
 
     /// The upload resource a creation request's answer gives: a `201` with `Location`, resolved
     /// against the URL the request went to; nil for anything else (the server's own answer).
-    package static func createdUploadURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
+    static func createdUploadURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
         guard head.statusCode == 201 else { return nil }
         return location(in: head, requestURL: requestURL)
     }
@@ -86,7 +86,7 @@ package enum ResumableUploadProtocol {
     /// The request that sends the rest of `original`'s body, from `offset`, to the upload at
     /// `location` and completes it; on a fresh connection unless `freshConnection` is false (an
     /// append after an interruption must not go on a connection that may be the lost one's).
-    package static func appendRequest(
+    static func appendRequest(
         for original: TransportRequest, location: URL, offset: UInt64, freshConnection: Bool = true
     ) -> TransportRequest {
         var request = original
@@ -104,7 +104,7 @@ package enum ResumableUploadProtocol {
 
     /// The upload resource of a `104` interim response: its `Location`, resolved against the URL
     /// the request went to; nil for another status or no usable `Location`.
-    package static func resumptionURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
+    static func resumptionURL(in head: TransportResponseHead, requestURL: URL) -> URL? {
         guard head.statusCode == uploadResumptionSupported else { return nil }
         return location(in: head, requestURL: requestURL)
     }
@@ -120,7 +120,7 @@ package enum ResumableUploadProtocol {
 
     /// The server's offset in an offset response: its `Upload-Offset` (a non-negative integer,
     /// as an RFC 8941 integer is written), or nil.
-    package static func offset(in head: TransportResponseHead) -> UInt64? {
+    static func offset(in head: TransportResponseHead) -> UInt64? {
         guard let text = head.header("Upload-Offset")?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
             text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
         else { return nil }
@@ -129,7 +129,7 @@ package enum ResumableUploadProtocol {
 
     /// The error a send fails with when the upload was interrupted again after `limit`
     /// resumptions: a connection failure (ASI's category) naming the setting and the last cause.
-    package static func limitReached(_ limit: Int, lastError: FormDataError?) -> FormDataError {
+    static func limitReached(_ limit: Int, lastError: FormDataError?) -> FormDataError {
         let cause = lastError.map { " (last: \($0))" } ?? ""
         return .connectionFailure(
             underlying: UnderlyingError(
@@ -140,7 +140,7 @@ package enum ResumableUploadProtocol {
     /// The error a send fails with when the server said it resumes uploads but answered the
     /// creation of one with a success that gives no upload URL (`statusCode`): the body was not
     /// sent, so the send must not look answered.
-    package static func uploadNotCreated(statusCode: Int, url: URL) -> FormDataError {
+    static func uploadNotCreated(statusCode: Int, url: URL) -> FormDataError {
         .connectionFailure(
             underlying: UnderlyingError(
                 domain: errorDomain, code: statusCode,
@@ -151,7 +151,7 @@ package enum ResumableUploadProtocol {
 
     /// The error a send fails with when the server no longer has the upload or answers the
     /// offset request with an unusable response.
-    package static func offsetUnavailable(statusCode: Int, location: URL) -> FormDataError {
+    static func offsetUnavailable(statusCode: Int, location: URL) -> FormDataError {
         .connectionFailure(
             underlying: UnderlyingError(
                 domain: errorDomain, code: statusCode,
@@ -176,7 +176,7 @@ package enum ResumableUploadProtocol {
 extension TransportRequest.Body {
     /// The body from byte `offset` on, read straight from its parts (the rest of a spooled or
     /// compressed body is the rest of its file): what an append sends after an interruption.
-    package func suffix(from offset: UInt64) -> TransportRequest.Body {
+    func suffix(from offset: UInt64) -> TransportRequest.Body {
         guard offset > 0 else { return self }
         switch self {
         case .none: return .none

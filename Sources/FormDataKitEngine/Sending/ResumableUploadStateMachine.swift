@@ -27,9 +27,9 @@ import Foundation
 /// names another scheme, host or port is disregarded, and the upload goes to the origin as an
 /// ordinary send — not resumable, with nothing of it (credentials, cookies, fields, body) sent
 /// elsewhere.
-package struct ResumableUploadStateMachine: Sendable {
+struct ResumableUploadStateMachine: Sendable {
     /// What the driver does: hand an event to the send machine, or start or stop an exchange.
-    package enum Step: Sendable, Equatable {
+    enum Step: Sendable, Equatable {
         /// Give the send machine this event (of its own exchange).
         case forward(SendStateMachine.Event)
         /// Start exchange `id` (an offset or append request) on the transport.
@@ -55,14 +55,14 @@ package struct ResumableUploadStateMachine: Sendable {
     }
 
     /// How many times an interrupted upload is resumed before the send fails.
-    package let maximumResumptions: Int
+    let maximumResumptions: Int
     /// The upload's URL, from the `104` of the current exchange (nil until one arrived).
-    package private(set) var resumptionURL: URL?
+    private(set) var resumptionURL: URL?
     /// How many times the upload was resumed (offset requests after a loss) over the send.
-    package private(set) var resumeCount = 0
+    private(set) var resumeCount = 0
     /// Whether the upload is created before its content is sent (the transport cannot report
     /// the `104` that gives the upload's URL otherwise).
-    package let createsUploadFirst: Bool
+    let createsUploadFirst: Bool
     /// Whether the server resumes uploads, once an `OPTIONS` said (``createsUploadFirst`` only).
     private var serverSupport: Bool?
     /// The status of a creation answered with success but no upload URL.
@@ -80,7 +80,7 @@ package struct ResumableUploadStateMachine: Sendable {
 
     /// A machine that resumes at most `maximumResumptions` times per send; `createsUploadFirst`
     /// for a transport that cannot report a `104` interim response.
-    package init(maximumResumptions: Int, createsUploadFirst: Bool = false) {
+    init(maximumResumptions: Int, createsUploadFirst: Bool = false) {
         self.maximumResumptions = max(0, maximumResumptions)
         self.createsUploadFirst = createsUploadFirst
     }
@@ -89,7 +89,7 @@ package struct ResumableUploadStateMachine: Sendable {
 
     /// The send machine's `action` as the driver carries it out: exchanges it starts are
     /// announced as resumable; a cancel of its exchange also stops an offset or append in flight.
-    package mutating func outgoing(_ action: SendStateMachine.Action) -> [SendStateMachine.Action] {
+    mutating func outgoing(_ action: SendStateMachine.Action) -> [SendStateMachine.Action] {
         switch action {
         case .startExchange(let id, let request):
             logical = (id, request)
@@ -122,7 +122,7 @@ package struct ResumableUploadStateMachine: Sendable {
     // MARK: - Transport events
 
     /// What to do with a transport's `event`.
-    package mutating func incoming(_ event: SendStateMachine.Event) -> [Step] {
+    mutating func incoming(_ event: SendStateMachine.Event) -> [Step] {
         guard let id = event.exchangeID, let logical else { return [.forward(event)] }
         if id == logical.id { return direct(event, logical: logical) }
         guard id == phaseExchange else { return [] }

@@ -38,14 +38,14 @@ enum HTTPDate {
 
 /// A small seeded generator (SplitMix64) for the send state machine's jitter: the machine stays
 /// a value, and a test that fixes the seed sees the same waits every run.
-package struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
+struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// A generator starting from `seed`.
-    package init(seed: UInt64) { state = seed }
+    init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits.
-    package mutating func next() -> UInt64 {
+    mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

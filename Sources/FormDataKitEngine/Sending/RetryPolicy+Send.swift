@@ -5,9 +5,9 @@ import Foundation
 /// A send's retries so far and the rules for the next one, as the send state machine keeps
 /// them: without a ``RetryPolicy`` ASIHTTPRequest's rule (a timeout is sent again at once while
 /// `numberOfTimesToRetryOnTimeout` allows), with one the policy's rules.
-package struct RetryBudget: Sendable {
+struct RetryBudget: Sendable {
     /// How many times the send was started again.
-    package private(set) var retries = 0
+    private(set) var retries = 0
     private let policy: RetryPolicy?
     private let retriesOnTimeout: Int
     private var random: SeededRandomNumberGenerator
@@ -15,7 +15,7 @@ package struct RetryBudget: Sendable {
 
     /// A budget for a send with `configuration`; `wallClock` is read only for a `Retry-After`
     /// date on a response without `Date`.
-    package init(_ configuration: SendStateMachine.Configuration, wallClock: @escaping @Sendable () -> Date) {
+    init(_ configuration: SendStateMachine.Configuration, wallClock: @escaping @Sendable () -> Date) {
         policy = configuration.retryPolicy
         retriesOnTimeout = configuration.retriesOnTimeout
         random = SeededRandomNumberGenerator(seed: configuration.randomSeed)
@@ -24,7 +24,7 @@ package struct RetryBudget: Sendable {
 
     /// The nanoseconds to wait before sending `request` again after its attempt failed with
     /// `error` (after a response began when `responseBegun`), or nil when it is not sent again.
-    package mutating func wait(after error: FormDataError, responseBegun: Bool, request: TransportRequest) -> UInt64? {
+    mutating func wait(after error: FormDataError, responseBegun: Bool, request: TransportRequest) -> UInt64? {
         guard let policy else {
             guard case .timedOut = error, retries < retriesOnTimeout else { return nil }
             return 0
@@ -38,14 +38,14 @@ package struct RetryBudget: Sendable {
 
     /// The nanoseconds a `429`/`503` response asks to wait before sending again, when the policy
     /// honours its `Retry-After`; nil when the response is the answer.
-    package func wait(afterResponse head: TransportResponseHead) -> UInt64? {
+    func wait(afterResponse head: TransportResponseHead) -> UInt64? {
         guard let policy, policy.honoursRetryAfter else { return nil }
         return policy.delay(afterResponse: head, retriesSoFar: retries, now: wallClock())
             .map(SendStateMachine.Configuration.nanoseconds(fromSeconds:))
     }
 
     /// Counts a retry; returns the count.
-    package mutating func count() -> Int {
+    mutating func count() -> Int {
         retries += 1
         return retries
     }

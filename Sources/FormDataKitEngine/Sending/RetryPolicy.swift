@@ -106,7 +106,7 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// How far an attempt got before it failed.
-    package enum AttemptPhase: Sendable, Equatable {
+    enum AttemptPhase: Sendable, Equatable {
         /// It was never connected: nothing reached the server.
         case notSent
         /// It was connected: its head and some or all of its body may have reached the server.
@@ -127,7 +127,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait in seconds before sending again after attempt number `retriesSoFar + 1` failed
     /// with `error` in `phase`, or nil when it must not be sent again.
-    package func delay(
+    func delay(
         afterFailure error: FormDataError, phase: AttemptPhase, method: String, carriesIdempotencyKey: Bool, retriesSoFar: Int,
         using generator: inout some RandomNumberGenerator
     ) -> TimeInterval? {
@@ -142,7 +142,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// The wait in seconds a `429`/`503` response asks for with its `Retry-After`, when it is
     /// honoured and retries are left; nil when the response is the answer.
-    package func delay(afterResponse head: TransportResponseHead, retriesSoFar: Int, now: Date) -> TimeInterval? {
+    func delay(afterResponse head: TransportResponseHead, retriesSoFar: Int, now: Date) -> TimeInterval? {
         guard honoursRetryAfter, retriesSoFar < maximumRetries, Self.retryAfterStatusCodes.contains(head.statusCode),
             let value = head.header("Retry-After")
         else { return nil }
@@ -179,7 +179,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Whether `error` says the connection was never made, so nothing was sent: libcurl's
     /// resolve and connect failures (5, 6, 7), URLSession's cannot-find-host, DNS and
     /// cannot-connect errors (-1003, -1006, -1004), and a refused connection (`ECONNREFUSED`).
-    package static func nothingSent(_ error: FormDataError) -> Bool {
+    static func nothingSent(_ error: FormDataError) -> Bool {
         guard case .connectionFailure(let underlying) = error else { return false }
         switch underlying.domain {
         case "libcurl": return [5, 6, 7].contains(underlying.code)

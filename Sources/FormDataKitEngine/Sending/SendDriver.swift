@@ -12,12 +12,12 @@ import Foundation
 /// drained by the thread that produced them (a transport's, the timer's) once the lock is
 /// released: a façade only records them and hands user code to a queue of its own. No queue or
 /// thread is made per send.
-package final class SendDriver: TransportTask, @unchecked Sendable {
+final class SendDriver: TransportTask, @unchecked Sendable {
     // `@unchecked`: every mutable field is touched only under `lock`.
 
     /// What the façade hears, in order, one at a time, possibly on a transport's thread (return
     /// quickly; run user code elsewhere); ``finished(_:retryCount:)`` exactly once, last.
-    package enum Event: Sendable {
+    enum Event: Sendable {
         /// Body bytes went out: `sent` bytes of this attempt in all (monotonic within an attempt,
         /// exactly the body's length when the send succeeds), `delta` more than the last report
         /// (negative, and `sent` 0, when a timed-out attempt is taken back).
@@ -65,7 +65,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///   - responseDemand: how far `onResponseBody`'s consumer is behind: each exchange's
     ///     transport pauses receiving while it withholds demand (nil: it never does).
     ///   - onEvent: the façade's events, in order, one at a time.
-    package init(
+    init(
         request: TransportRequest, transport: any FormDataTransport, bodyFile: TemporaryFile? = nil, retriesOnTimeout: Int = 0,
         retryPolicy: RetryPolicy? = nil,
         onResponseBody: (@Sendable (Data) -> Void)? = nil, keepsResponseBody: Bool = true, responseDemand: ResponseDemand? = nil,
@@ -97,13 +97,13 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     }
 
     /// The upload's resumption URL (from the server's `104`) and how many times it was resumed.
-    package var uploadResumption: (url: URL?, count: Int) {
+    var uploadResumption: (url: URL?, count: Int) {
         lock.withLock { (resumption?.resumptionURL, resumption?.resumeCount ?? 0) }
     }
 
     /// Starts the send. What reaches the wire is checked once, here, whichever façade built the
     /// request: header names and values, and that the transport can apply its network options.
-    package func start() {
+    func start() {
         let request = lock.withLock { machine.original }
         do throws(FormDataError) {
             try Self.validate(request, for: transport)
@@ -116,7 +116,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
 
     /// Cancels the send: it finishes with ``FormDataError/cancelled`` at once (its exchange is
     /// stopped), or when it starts if it has not yet.
-    package func cancel() { handle(.cancel) }
+    func cancel() { handle(.cancel) }
 
     /// Checks what reaches the wire, whichever route it takes: header names and values, the
     /// method, request cookies, credentials that go into headers; a caller's `Transfer-Encoding`.
@@ -124,7 +124,7 @@ package final class SendDriver: TransportTask, @unchecked Sendable {
     ///   ``FormDataError/invalidRequestMethod(method:)``, ``FormDataError/invalidRequestCookie(name:value:)``,
     ///   ``FormDataError/invalidCredential(field:)``; ``FormDataError/unableToCreateRequest(underlying:)``
     ///   naming an option the transport cannot apply.
-    package static func validate(_ request: TransportRequest, for transport: any FormDataTransport) throws(FormDataError) {
+    static func validate(_ request: TransportRequest, for transport: any FormDataTransport) throws(FormDataError) {
         // Cookies first: a façade may also have put them into a Cookie header.
         for cookie in request.network.requestCookies {
             try RequestHeaderValidation.requireValidCookie(name: cookie.name, value: cookie.value)

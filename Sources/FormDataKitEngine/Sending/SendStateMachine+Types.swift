@@ -4,31 +4,31 @@ import Foundation
 
 extension SendStateMachine {
     /// What a send may do beyond one exchange, fixed when it starts.
-    package struct Configuration: Sendable, Equatable {
+    struct Configuration: Sendable, Equatable {
         /// How many times a send that timed out is started again (ASIHTTPRequest's
         /// `numberOfTimesToRetryOnTimeout`); not used when ``retryPolicy`` is set.
-        package var retriesOnTimeout: Int
+        var retriesOnTimeout: Int
         /// The rules every retry follows; nil: ASIHTTPRequest's, ``retriesOnTimeout`` immediate
         /// retries of any timeout.
-        package var retryPolicy: RetryPolicy?
+        var retryPolicy: RetryPolicy?
         /// The seed of the retry backoff's jitter.
-        package var randomSeed: UInt64
+        var randomSeed: UInt64
         /// The rules redirects are followed by; nil: a redirect is the response.
-        package var redirectPolicy: RedirectPolicy?
+        var redirectPolicy: RedirectPolicy?
         /// Whether the transport answers authentication challenges with the request's credentials
         /// (``TransportCapabilities/challengeAuthentication``): a 401 after pre-emptive Basic that
         /// offers another scheme is then answered by sending again.
-        package var answersChallenges: Bool
+        var answersChallenges: Bool
         /// Whether the transport undoes a response's content encoding itself
         /// (``TransportCapabilities/decodesContentEncoding``): body bytes then arrive decoded.
-        package var transportDecodesContentEncoding: Bool
+        var transportDecodesContentEncoding: Bool
         /// Nanoseconds without any bytes sent or received before an exchange times out; 0: never.
-        package var idleTimeoutNanoseconds: UInt64
+        var idleTimeoutNanoseconds: UInt64
         /// Nanoseconds the whole send may take, every attempt included; 0: no limit.
-        package var totalTimeoutNanoseconds: UInt64
+        var totalTimeoutNanoseconds: UInt64
 
         /// A configuration; every argument is described on its property.
-        package init(
+        init(
             retriesOnTimeout: Int = 0, redirectPolicy: RedirectPolicy? = RedirectPolicy(), answersChallenges: Bool = false,
             transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0, totalTimeoutNanoseconds: UInt64 = 0,
             retryPolicy: RetryPolicy? = nil, randomSeed: UInt64 = 0
@@ -44,7 +44,7 @@ extension SendStateMachine {
         }
 
         /// The idle timeout of `seconds` (0 or less, or not a number: none; huge values clamped).
-        package static func nanoseconds(fromSeconds seconds: TimeInterval) -> UInt64 {
+        static func nanoseconds(fromSeconds seconds: TimeInterval) -> UInt64 {
             guard seconds > 0, !seconds.isNaN else { return 0 }
             return UInt64(min(seconds, 1e9) * 1e9)
         }
@@ -52,7 +52,7 @@ extension SendStateMachine {
 
     /// What the runner does next. Actions come out of an event in the order they are to be
     /// carried out.
-    package enum Action: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
         /// Start exchange `id`: send `request` on the transport.
         case startExchange(id: Int, request: TransportRequest)
         /// Stop exchange `id` (its later events are ignored).
@@ -74,7 +74,7 @@ extension SendStateMachine {
     }
 
     /// How a send ended.
-    package enum Outcome: Sendable, Equatable {
+    enum Outcome: Sendable, Equatable {
         /// The response: its head, the URL that answered, how the request authenticated. The
         /// body is what the runner kept.
         case response(TransportResponseHead, url: URL, authentication: AuthenticationOutcome)
@@ -84,7 +84,7 @@ extension SendStateMachine {
 
     /// What happened. Exchange events carry the exchange's id; those of an exchange that is no
     /// longer current (cancelled, timed out, replaced) are ignored. `now` is monotonic nanoseconds.
-    package enum Event: Sendable, Equatable {
+    enum Event: Sendable, Equatable {
         /// Start the send.
         case start(now: UInt64)
         /// The send cannot start (its request was refused before anything was sent).
@@ -108,7 +108,7 @@ extension SendStateMachine {
         case clock(now: UInt64)
 
         /// The exchange an exchange event is about; nil for the others.
-        package var exchangeID: Int? {
+        var exchangeID: Int? {
             switch self {
             case .bodySent(let id, _, _), .informationalResponse(let id, _, _), .responseHead(let id, _, _),
                 .bodyReceived(let id, _, _), .bodyFailed(let id, _), .exchangeEnded(let id, _, _):

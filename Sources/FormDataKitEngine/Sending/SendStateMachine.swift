@@ -8,7 +8,7 @@ import Foundation
 /// length, held back until the response head arrives), the response size limits, completion
 /// exactly once, and the mapping to ``FormDataError``'s categories. ``SendDriver`` carries out
 /// its actions; nothing here touches a socket, a thread or a clock.
-package struct SendStateMachine: Sendable {
+struct SendStateMachine: Sendable {
     private enum State: Sendable {
         /// Not started (a cancel before the start is remembered).
         case idle(cancelled: Bool)
@@ -41,9 +41,9 @@ package struct SendStateMachine: Sendable {
         var answerBytes: UInt64 = 0
     }
 
-    package let configuration: Configuration
+    let configuration: Configuration
     /// The request as the caller made it (a retry starts from it again).
-    package let original: TransportRequest
+    let original: TransportRequest
     private var state = State.idle(cancelled: false)
     private var nextID = 1
 
@@ -68,13 +68,13 @@ package struct SendStateMachine: Sendable {
     private var totalDeadline: UInt64?
 
     /// A machine for sending `request` under `configuration` (`wallClock`: for a `Retry-After` date only).
-    package init(request: TransportRequest, configuration: Configuration, wallClock: @escaping @Sendable () -> Date = { Date() }) {
+    init(request: TransportRequest, configuration: Configuration, wallClock: @escaping @Sendable () -> Date = { Date() }) {
         (self.original, self.configuration) = (request, configuration)
         self.retrying = RetryBudget(configuration, wallClock: wallClock)
     }
 
     /// The number of body bytes the send has to deliver.
-    package var bodyLength: Int64 { Int64(clamping: original.body.length) }
+    var bodyLength: Int64 { Int64(clamping: original.body.length) }
 
     /// The body bytes reported so far in this attempt: the sum of its
     /// `Action/reportProgress(delta:)` deltas (0 again once a timed-out attempt is taken back).
@@ -82,16 +82,16 @@ package struct SendStateMachine: Sendable {
 
     /// How many times the send was started again (after a timeout; with a ``RetryPolicy``, for
     /// any reason it allows).
-    package var retryCount: Int { retrying.retries }
+    var retryCount: Int { retrying.retries }
 
     /// Whether the send has finished.
-    package var isFinished: Bool {
+    var isFinished: Bool {
         if case .finished = state { return true }
         return false
     }
 
     /// Handles `event`; returns what to do, in order.
-    package mutating func handle(_ event: Event) -> [Action] {
+    mutating func handle(_ event: Event) -> [Action] {
         switch event {
         case .start(let now): return start(now: now)
         case .refuse(let error):

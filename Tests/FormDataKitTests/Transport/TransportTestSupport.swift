@@ -1,5 +1,6 @@
 import Foundation
 import FormDataKit
+@testable import FormDataKitEngine
 #if AsyncHTTPClient
 import FormDataKitAsyncHTTPClient
 #endif
