@@ -7,7 +7,8 @@ package enum IANACharset {
     /// `CFStringConvertEncodingToIANACharSetName` gives it; `gbk` for GBK, which it has no name
     /// for), or nil when FormDataKit has none.
     package static func name(for encoding: String.Encoding) -> String? {
-        builtInName(for: encoding) ?? LegacyCharsets.charset(for: encoding)?.name
+        let encoding = LegacyCharsets.zeroExtended(encoding)
+        return builtInName(for: encoding) ?? LegacyCharsets.charset(for: encoding)?.name
     }
 
     /// The name of one of Foundation's own encodings, or nil for any other.
@@ -40,6 +41,7 @@ package enum IANACharset {
     /// Whether ASCII text encodes to the same bytes in `encoding` — required, because the
     /// boundary lines, part headers and percent escapes of a form body are ASCII.
     package static func isASCIICompatible(_ encoding: String.Encoding) -> Bool {
+        let encoding = LegacyCharsets.zeroExtended(encoding)
         switch encoding {
         case .utf16, .utf16BigEndian, .utf16LittleEndian, .utf32, .utf32BigEndian,
             .utf32LittleEndian, .iso2022JP:
@@ -51,9 +53,27 @@ package enum IANACharset {
         }
     }
 
-    /// Throws ``FormDataError/unsupportedEncoding(_:)`` unless `encoding` can carry a form body.
+    /// Throws ``FormDataError/unknownEncoding(rawValue:)`` when FormDataKit has no charset for
+    /// `encoding` (no name, no converter), ``FormDataError/unsupportedEncoding(_:)`` when it has
+    /// one that cannot carry a form body.
     package static func requireUsable(_ encoding: String.Encoding) throws(FormDataError) {
+        guard name(for: encoding) != nil else { throw .unknownEncoding(rawValue: encoding.rawValue) }
         guard isASCIICompatible(encoding) else { throw .unsupportedEncoding(encoding) }
+    }
+
+    /// `data` read as text in `encoding`, or nil when the bytes are not valid in it (or
+    /// FormDataKit has no converter for it). Strict: nothing is replaced. The inverse of
+    /// ``encode(_:_:)``, through the same converters.
+    package static func decode(_ data: Data, _ encoding: String.Encoding) -> String? {
+        let encoding = LegacyCharsets.zeroExtended(encoding)
+        if data.isEmpty { return "" }
+        if encoding == .utf8 { return String(validating: data, as: UTF8.self) }
+        if isASCIICompatible(encoding), data.allSatisfy({ $0 < 0x80 }) { return String(decoding: data, as: UTF8.self) }
+        if builtInName(for: encoding) == nil, let charset = LegacyCharsets.charset(for: encoding) {
+            return CharsetConverter.decode(data, charset)
+        }
+        if let replacement = LegacyCharsets.linuxReplacement(for: encoding) { return CharsetConverter.decode(data, replacement) }
+        return String(data: data, encoding: encoding)
     }
 
     /// `string` in `encoding`, with no lossy conversion; nil when a character cannot be represented.
@@ -63,6 +83,7 @@ package enum IANACharset {
     /// (GBK, GB18030, Big5, EUC-KR, KOI8-R, …) through ``CharsetConverter``: `iconv` on Linux,
     /// CoreFoundation on Apple platforms.
     package static func encode(_ string: String, _ encoding: String.Encoding) -> Data? {
+        let encoding = LegacyCharsets.zeroExtended(encoding)
         if encoding == .utf8 { return Data(string.utf8) }
         if encoding == .ascii || encoding == .nonLossyASCII {
             return string.utf8.allSatisfy({ $0 < 0x80 }) ? Data(string.utf8) : nil

@@ -43,6 +43,18 @@ public enum FormDataError: Error, Sendable, Equatable {
     case unencodableString(field: String, role: FieldRole, encoding: String.Encoding)
     /// `encoding` is not usable for form bodies (it is not ASCII-compatible, e.g. UTF-16).
     case unsupportedEncoding(String.Encoding)
+    /// The string encoding with raw value `rawValue` is not one FormDataKit can convert on this
+    /// platform: neither one of Foundation's encodings it converts, nor a CoreFoundation encoding
+    /// (`0x80000000 | CFStringEncoding`, as `CFStringConvertEncodingToNSStringEncoding` gives
+    /// it) that the platform's converter serves exactly, nor one `String.Encoding.iana(_:)`
+    /// returned. Choose the charset by its IANA name instead: `String.Encoding.iana("gb2312")`.
+    /// (A sign-extended value, `0xFFFFFFFF8xxxxxxx` — what a negative literal such as
+    /// `-2147483623` becomes — is read as the 32-bit `0x8xxxxxxx`, as CoreFoundation reads it;
+    /// `rawValue` is the value as given.)
+    /// The description names the CoreFoundation constant when it is one (such as
+    /// `kCFStringEncodingMacChineseSimp`, which glibc's `iconv` has no converter for) and the
+    /// closest IANA charset. Raised when the body is built (ASI code 6).
+    case unknownEncoding(rawValue: UInt)
     /// A header value for field `field` contains CR, LF or NUL and would break the part headers.
     case invalidHeaderValue(field: String, value: String)
     /// The name or filename (`role`) of multipart field `field` ends in a backslash: inside
@@ -188,7 +200,7 @@ extension FormDataError {
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
         case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
-            .unsupportedEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields:
+            .unsupportedEncoding, .unknownEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields:
             return 6
         }
     }
@@ -237,6 +249,10 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
         case .unsupportedEncoding(let encoding):
             return
                 "The string encoding \(IANACharset.name(for: encoding) ?? "with raw value \(encoding.rawValue)") is not ASCII-compatible and cannot be used for form bodies"
+        case .unknownEncoding(let rawValue):
+            let hint = LegacyCharsets.unknownEncodingHint(rawValue)
+            return
+                "The string encoding with raw value 0x\(String(rawValue, radix: 16, uppercase: true))\(hint.constant.map { " (\($0))" } ?? "") is not one FormDataKit can convert on this platform: choose the charset by its IANA name with String.Encoding.iana(_:), e.g. .iana(\"\(hint.suggestion)\")"
         case .invalidHeaderValue(let field, let value):
             return "The header value \(value.debugDescription) for field '\(field)' contains CR, LF or NUL"
         case .trailingBackslash(let field, let role):
