@@ -24,16 +24,20 @@ public struct FormSnapshotTolerance: OptionSet, Sendable, Hashable {
     /// Header names (and media type and parameter names) compare case-insensitively, as HTTP
     /// defines them: Linux `URLRequest` capitalizes header names (`X-API-Key` → `X-Api-Key`).
     public static let headerCase = FormSnapshotTolerance(rawValue: 1 << 3)
+    /// The URL's scheme, host and port may differ; its path and query still compare. Two
+    /// captures from receivers on different ports (every ``FormReceiver`` started on port 0
+    /// gets its own), or from a staging and a production host, are then equivalent.
+    public static let host = FormSnapshotTolerance(rawValue: 1 << 4)
 
     /// Nothing may differ.
     public static let exact: FormSnapshotTolerance = []
     /// Only the boundary may differ.
     public static let `default`: FormSnapshotTolerance = [.boundary]
     /// Every named tolerance.
-    public static let all: FormSnapshotTolerance = [.boundary, .partOrder, .charsetParameter, .headerCase]
+    public static let all: FormSnapshotTolerance = [.boundary, .partOrder, .charsetParameter, .headerCase, .host]
 
     /// The tolerance called `name` on the command line: `boundary`, `part-order`, `charset`,
-    /// `header-case`, `all`, `none`.
+    /// `header-case`, `host` (also `url-host`, `origin`), `all`, `none`.
     /// - Parameter name: the name, in any case; another name gives nil.
     public init?(name: String) {
         switch name.lowercased() {
@@ -41,6 +45,7 @@ public struct FormSnapshotTolerance: OptionSet, Sendable, Hashable {
         case "part-order", "order": self = .partOrder
         case "charset", "charset-parameter": self = .charsetParameter
         case "header-case", "case": self = .headerCase
+        case "host", "url-host", "origin": self = .host
         case "all": self = .all
         case "none", "exact": self = .exact
         default: return nil
@@ -92,7 +97,11 @@ extension FormSnapshot {
         func show(_ value: String?) -> String { value.map { $0.quotedForTerminal } ?? "(missing)" }
 
         if method != other.method { note("method", show(method), show(other.method)) }
-        if url != other.url { note("url", show(url), show(other.url)) }
+        if tolerance.contains(.host) {
+            if Self.pathAndQuery(url) != Self.pathAndQuery(other.url) { note("url", show(url), show(other.url)) }
+        } else if url != other.url {
+            note("url", show(url), show(other.url))
+        }
 
         // Headers: by lowercase name.
         let leftHeaders = Self.grouped(headers)
@@ -248,6 +257,14 @@ extension FormSnapshot {
     }
 
     // MARK: - Helpers
+
+    /// The path (`/` when empty) and query of `url`, without scheme, host, port and fragment;
+    /// `url` itself when it is not absolute.
+    static func pathAndQuery(_ url: String) -> String {
+        guard let components = URLComponents(string: url), components.host != nil else { return url }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return path + (components.percentEncodedQuery.map { "?\($0)" } ?? "")
+    }
 
     static func grouped(_ headers: [ReceivedHeader]) -> [String: ReceivedHeader] {
         var out: [String: ReceivedHeader] = [:]

@@ -12,7 +12,9 @@ struct Build: ParsableCommand {
         discussion: """
             Uses the same -F syntax as `post`. Writes a raw HTTP/1.1 request (request line, headers,
             body) to --out or standard output, so `formdata diff` can compare it with a capture
-            recorded by `formdata serve --record`. --body-only writes just the body.
+            recorded by `formdata serve --record`. --body-only writes just the body. --charset NAME
+            writes the strings in that charset (FormDataRequest.stringEncoding = .iana(NAME)); a
+            string it cannot represent is an error naming the field.
             """)
 
     @Option(name: .customShort("F"), help: "A form field: name=value or name=@path[;type=..][;filename=..].")
@@ -23,6 +25,13 @@ struct Build: ParsableCommand {
 
     @Flag(name: .long, help: "Build application/x-www-form-urlencoded (no files).")
     var urlencoded = false
+
+    @Option(
+        name: .long,
+        help:
+            "The charset the names, values and file names are written in and `charset=` names: an IANA name (gb2312, gbk, shift_jis, windows-1251…; default utf-8)."
+    )
+    var charset: String?
 
     @Option(name: .long, help: "A fixed multipart boundary (default: random, ASIHTTPRequest's shape).")
     var boundary: String?
@@ -43,6 +52,13 @@ struct Build: ParsableCommand {
         guard let target = URL(string: url), let host = target.host else { throw ValidationError("Not a URL: \(url)") }
         let request = FormDataRequest(url: target)
         request.postFormat = urlencoded ? .urlEncoded : .multipartFormData
+        if let charset {
+            guard let encoding = String.Encoding.iana(charset) else {
+                throw ValidationError(
+                    "Unknown charset \(charset.debugDescription): give an IANA name this system converts (iconv -l lists them)")
+            }
+            request.stringEncoding = encoding
+        }
         if let boundary { request.multipartBoundary = boundary }
         for field in fields { try FieldSpec.parse(field).add(to: request, urlencoded: urlencoded) }
         request.shouldCompressRequestBody = gzip

@@ -10,7 +10,9 @@ struct Diff: ParsableCommand {
             A and B are raw HTTP request files (what `formdata serve --record DIR` writes: request \
             line, headers, body), or bare bodies when --content-type is given. By default only the \
             multipart boundary may differ; --tolerate adds more (boundary, part-order, charset, \
-            header-case, all), --exact allows nothing.
+            header-case, host, all), --exact allows nothing. host lets the URL's scheme, host and \
+            port differ (captures from receivers on different ports); its path and query still \
+            compare. Text is shown in the charset the body declares; the bytes are compared.
             """)
 
     @Argument(help: "The first capture (raw HTTP request file, or a body with --content-type).")
@@ -30,7 +32,7 @@ struct Diff: ParsableCommand {
 
     @Option(
         name: .long,
-        help: "What may differ: boundary, part-order, charset, header-case, all (comma-separated or repeated).")
+        help: "What may differ: boundary, part-order, charset, header-case, host, all (comma-separated or repeated).")
     var tolerate: [String] = []
 
     @Flag(name: .long, help: "Compare everything, the boundary included.")
@@ -43,7 +45,8 @@ struct Diff: ParsableCommand {
         var tolerance: FormSnapshotTolerance = exact ? .exact : .default
         for name in tolerate.flatMap({ $0.split(separator: ",").map(String.init) }) {
             guard let named = FormSnapshotTolerance(name: name.trimmingCharacters(in: .whitespaces)) else {
-                throw ValidationError("Unknown tolerance \(name.debugDescription): use boundary, part-order, charset, header-case or all")
+                throw ValidationError(
+                    "Unknown tolerance \(name.debugDescription): use boundary, part-order, charset, header-case, host or all")
             }
             tolerance.formUnion(named)
         }
@@ -55,6 +58,7 @@ struct Diff: ParsableCommand {
         guard report != "equivalent" else { return }
         let names: [(String, FormSnapshotTolerance)] = [
             ("boundary", .boundary), ("part-order", .partOrder), ("charset", .charsetParameter), ("header-case", .headerCase),
+            ("host", .host),
         ]
         let helpful = names.filter { !tolerance.contains($0.1) }.map(\.0)
         if !helpful.isEmpty, left.matches(right, tolerating: tolerance.union(.all)) {

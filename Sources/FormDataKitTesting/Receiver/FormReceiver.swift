@@ -151,6 +151,25 @@ public final class FormReceiver: Sendable {
         await server.stop()
     }
 
+    /// Stops listening and closes open connections, from synchronous code — so that it can go
+    /// in a `defer` right after ``start(host:port:keepLimit:limits:recordingDirectory:onRequest:log:)``:
+    ///
+    /// ```swift
+    /// let receiver = try await FormReceiver.start()
+    /// defer { receiver.stopSynchronously() }
+    /// ```
+    ///
+    /// Off SwiftNIO's event-loop threads (a test, the main thread, a thread of your own, the
+    /// receiver's `onRequest` callback) it returns once the listening socket and the open
+    /// connections are closed, as ``stop()`` does: the port refuses connections from then on.
+    /// On an event-loop thread (a channel handler, a callback of an `EventLoopFuture`) it does not
+    /// wait, since a loop thread that waits for its own loop would never wake: it starts the
+    /// closes and returns at once, and they complete as soon as that loop runs again (`await`
+    /// ``stop()`` afterwards to know when). Calling it again, or after ``stop()``, does nothing.
+    public func stopSynchronously() {
+        server.stopFromAnyThread()
+    }
+
     /// `http://host:port`.
     public var baseURL: URL { URL(string: "http://\(host):\(port)")! }
 

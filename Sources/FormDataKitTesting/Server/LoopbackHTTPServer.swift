@@ -152,6 +152,23 @@ package final class LoopbackHTTPServer: Sendable {
         }
     }
 
+    /// ``stop()`` from synchronous code, safe on any thread: off an event-loop thread it is
+    /// ``stopBlocking()``; on one (a SwiftNIO loop thread must never wait) it starts the closes
+    /// and returns at once — they complete when that loop runs again.
+    package func stopFromAnyThread() {
+        guard MultiThreadedEventLoopGroup.currentEventLoop != nil else { return stopBlocking() }
+        serverChannel.close(promise: nil)
+        for channel in connections.closeAll() { channel.close(promise: nil) }
+    }
+
+    /// Runs `body` on one of SwiftNIO's event-loop threads (those the receivers run on) and
+    /// waits for it: for tests of what a call does there.
+    /// - Parameter body: what to run on the loop.
+    /// - Throws: what submitting to the loop throws (a loop that is shutting down).
+    package static func onEventLoop(_ body: @escaping @Sendable () -> Void) async throws {
+        try await MultiThreadedEventLoopGroup.singleton.any().submit(body).get()
+    }
+
     /// ``stop()`` for a caller outside Swift concurrency (blocks; never on an event-loop thread).
     package func stopBlocking() {
         try? serverChannel.close().wait()
