@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import FormDataKit
 import Foundation
 
 /// A strict parser for `multipart/form-data` (RFC 7578 / RFC 2046) and
@@ -13,6 +14,13 @@ import Foundation
 /// or CRLF and an epilogue that is ignored); every part header line must be `Name: value`; every
 /// part needs `Content-Disposition: form-data; name="…"`; a declared length must match. Each
 /// error names the byte offset where parsing stopped.
+///
+/// Text (names, file names, values) is read in the charset the body declares: for a URL-encoded
+/// body the `charset` parameter of its `Content-Type`; for a multipart part its own
+/// `Content-Type` charset, else the form's `_charset_` field, else the request's `charset`
+/// (names and file names: the `_charset_` field, else the request's). Without one, or when the
+/// bytes are not valid in it, text is UTF-8, else ISO-8859-1. The raw bytes are kept
+/// (``ParsedPart/content``): comparisons use them, never the text.
 public enum FormBodyParser {
     /// Parses `body` according to `contentType` (multipart or URL-encoded). When
     /// `expectedLength` is given, a body of any other length is an error.
@@ -40,14 +48,15 @@ public enum FormBodyParser {
             throw FormParseError(offset: body.count, reason: "Content-Length says \(expectedLength) bytes but the body has \(body.count)")
         }
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let charset = parameter("charset", in: contentType).flatMap { $0.isEmpty ? nil : $0 }
         switch mediaType {
         case "multipart/form-data":
             guard let boundary = parameter("boundary", in: contentType), !boundary.isEmpty else {
                 throw FormParseError(offset: 0, reason: "Content-Type has no boundary parameter: \(contentType)")
             }
-            return try multipartParts(body, boundary: boundary)
+            return try multipartParts(body, boundary: boundary, charset: charset)
         case "application/x-www-form-urlencoded":
-            return try urlEncodedParts(body)
+            return try urlEncodedParts(body, charset: charset)
         default:
             throw FormParseError(offset: 0, reason: "Not a form content type: \(contentType)")
         }
@@ -67,14 +76,17 @@ public enum FormBodyParser {
     // MARK: - URL-encoded
 
     /// Parses `name=value&…` with percent escapes and `+` for space.
-    /// - Parameter body: the body bytes.
+    /// - Parameters:
+    ///   - body: the body bytes.
+    ///   - charset: the charset the escaped bytes are text in (the `charset` parameter of the
+    ///     body's `Content-Type`); nil: UTF-8, else ISO-8859-1.
     /// - Returns: the fields, in order.
-    /// - Throws: ``FormParseError`` for a bad percent escape or text that is not UTF-8.
-    public static func parseURLEncoded(_ body: Data) throws(FormParseError) -> ParsedForm {
-        ParsedForm(parts: try urlEncodedParts(body))
+    /// - Throws: ``FormParseError`` for a bad percent escape.
+    public static func parseURLEncoded(_ body: Data, charset: String? = nil) throws(FormParseError) -> ParsedForm {
+        ParsedForm(parts: try urlEncodedParts(body, charset: charset))
     }
 
-    static func urlEncodedParts(_ body: Data) throws(FormParseError) -> [ParsedPart] {
+    static func urlEncodedParts(_ body: Data, charset: String? = nil) throws(FormParseError) -> [ParsedPart] {
         var parts: [ParsedPart] = []
         let bytes = [UInt8](body)
         var start = 0
@@ -88,7 +100,7 @@ public enum FormBodyParser {
                 let rawValue = equals.map { bytes[($0 + 1)..<end] } ?? []
                 let name = try percentDecode(rawName, offset: start)
                 let value = try percentDecode(rawValue, offset: equals.map { $0 + 1 } ?? end)
-                parts.append(ParsedPart(name: text(name), fileName: nil, headers: [], content: value))
+                parts.append(ParsedPart(name: text(name, charset: charset), fileName: nil, headers: [], content: value, charset: charset))
             }
             start = end + 1
         }
@@ -142,13 +154,43 @@ public enum FormBodyParser {
     /// - Parameters:
     ///   - body: the body bytes.
     ///   - boundary: the boundary from the `Content-Type`.
+    ///   - charset: the `charset` parameter of the request's `Content-Type`, nil when it has none
+    ///     (a part's own charset and the `_charset_` field come first).
     /// - Returns: the fields and files.
     /// - Throws: ``FormParseError`` with the offset where the body stopped following RFC 2046.
-    public static func parseMultipart(_ body: Data, boundary: String) throws(FormParseError) -> ParsedForm {
-        ParsedForm(parts: try multipartParts(body, boundary: boundary))
+    public static func parseMultipart(_ body: Data, boundary: String, charset: String? = nil) throws(FormParseError) -> ParsedForm {
+        ParsedForm(parts: try multipartParts(body, boundary: boundary, charset: charset))
     }
 
-    static func multipartParts(_ body: Data, boundary: String) throws(FormParseError) -> [ParsedPart] {
+    /// A part as framed, its header values still bytes (decoded once the form's charset is known).
+    private struct FramedPart {
+        var headers: [(name: String, value: Data)]
+        var content: Data
+    }
+
+    static func multipartParts(_ body: Data, boundary: String, charset: String? = nil) throws(FormParseError) -> [ParsedPart] {
+        let framed = try framedParts(body, boundary: boundary)
+        // Names and file names: the `_charset_` field (HTML's way of saying what the form is
+        // in), else the request's charset. Content: the part's own charset first.
+        let declared = framed.lazy.compactMap { part -> String? in
+            let disposition = part.headers.first { $0.name.lowercased() == "content-disposition" }.map { text($0.value) } ?? ""
+            guard parameter("name", in: disposition) == "_charset_", parameter("filename", in: disposition) == nil else { return nil }
+            let name = text(part.content).trimmingCharacters(in: .whitespaces)
+            return name.isEmpty ? nil : name
+        }.first
+        let formCharset = declared ?? charset
+        return framed.map { part in
+            let headers = part.headers.map { ReceivedHeader(name: $0.name, value: text($0.value, charset: formCharset)) }
+            let disposition = headers.first { $0.name.lowercased() == "content-disposition" }?.value ?? ""
+            let type = headers.first { $0.name.lowercased() == "content-type" }?.value
+            let own = type.flatMap { parameter("charset", in: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+            return ParsedPart(
+                name: parameter("name", in: disposition) ?? "", fileName: parameter("filename", in: disposition), headers: headers,
+                content: part.content, charset: own ?? formCharset)
+        }
+    }
+
+    private static func framedParts(_ body: Data, boundary: String) throws(FormParseError) -> [FramedPart] {
         let bytes = [UInt8](body)
         let dash = Array("--\(boundary)".utf8)
         let delimiter = Array("\r\n--\(boundary)".utf8)
@@ -160,7 +202,7 @@ public enum FormBodyParser {
         } else {
             throw FormParseError(offset: 0, reason: "No opening boundary --\(boundary) in the body")
         }
-        var parts: [ParsedPart] = []
+        var parts: [FramedPart] = []
         while true {
             // After a delimiter: "--" closes the body, CRLF starts a part.
             if bytes.count - position >= 2 && bytes[position] == UInt8(ascii: "-") && bytes[position + 1] == UInt8(ascii: "-") {
@@ -175,7 +217,7 @@ public enum FormBodyParser {
             position += 2
             let partStart = position
             // Headers.
-            var headers: [(String, String)] = []
+            var headers: [(name: String, value: Data)] = []
             while true {
                 guard let lineEnd = find([13, 10], in: bytes, from: position) else {
                     throw FormParseError(offset: position, reason: "Part headers are not terminated")
@@ -191,26 +233,24 @@ public enum FormBodyParser {
                     throw FormParseError(offset: position, reason: "Bad part header line: \(text(Data(line)).debugDescription)")
                 }
                 let name = String(decoding: line[position..<colon], as: UTF8.self)
-                let value = text(Data(line[(colon + 1)...])).trimmingCharacters(in: .whitespaces)
-                headers.append((name, value))
+                var value = line[(colon + 1)...]
+                while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+                while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+                headers.append((name, Data(value)))
                 position = lineEnd + 2
             }
-            guard let disposition = headers.first(where: { $0.0.lowercased() == "content-disposition" })?.1 else {
+            guard let disposition = headers.first(where: { $0.name.lowercased() == "content-disposition" }).map({ text($0.value) }) else {
                 throw FormParseError(offset: partStart, reason: "Part has no Content-Disposition header")
             }
             let dispositionType = disposition.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard dispositionType == "form-data", let name = parameter("name", in: disposition) else {
+            guard dispositionType == "form-data", parameter("name", in: disposition) != nil else {
                 throw FormParseError(offset: partStart, reason: "Content-Disposition is not form-data with a name: \(disposition)")
             }
             // Content up to the next delimiter.
             guard let contentEnd = find(delimiter, in: bytes, from: position) else {
                 throw FormParseError(offset: position, reason: "Missing closing boundary --\(boundary)--")
             }
-            let content = Data(bytes[position..<contentEnd])
-            parts.append(
-                ParsedPart(
-                    name: name, fileName: parameter("filename", in: disposition),
-                    headers: headers.map { ReceivedHeader(name: $0.0, value: $0.1) }, content: content))
+            parts.append(FramedPart(headers: headers, content: Data(bytes[position..<contentEnd])))
             position = contentEnd + delimiter.count
         }
     }
@@ -243,6 +283,15 @@ public enum FormBodyParser {
                 return nil
             }
         }
+    }
+
+    /// `data` as text in `charset` (an IANA name) when it names one this platform converts and
+    /// the bytes are valid in it; otherwise ``text(_:)``.
+    static func text(_ data: Data, charset: String?) -> String {
+        guard let charset, let encoding = String.Encoding.iana(charset), encoding != .utf8,
+            let decoded = IANACharset.decode(data, encoding)
+        else { return text(data) }
+        return decoded
     }
 
     /// `data` as UTF-8, or ISO-8859-1 when it is not valid UTF-8.

@@ -73,6 +73,10 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         public var size: Int
         /// The content's SHA-256, lowercase hex.
         public var sha256: String
+        /// The charset its text is in (``ParsedPart/charset``: its own `Content-Type` charset,
+        /// else the form's `_charset_` field, else the request's); nil when none was declared.
+        /// Only ``text`` uses it: comparisons use the bytes.
+        public var charset: String?
 
         /// Whether this part is a file (it has a file name).
         public var isFile: Bool { fileName != nil }
@@ -85,9 +89,10 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
         ///   - otherHeaders: its other part headers.
         ///   - content: its bytes.
         ///   - contentLimit: parts larger than this keep only their size and SHA-256.
+        ///   - charset: the charset its content is text in (an IANA name), nil when none was declared.
         public init(
             name: String, fileName: String?, contentType: String?, otherHeaders: [ReceivedHeader] = [],
-            content: Data, contentLimit: Int = FormSnapshot.defaultContentLimit
+            content: Data, contentLimit: Int = FormSnapshot.defaultContentLimit, charset: String? = nil
         ) {
             self.name = name
             self.fileName = fileName
@@ -96,10 +101,12 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
             self.size = content.count
             self.sha256 = SHA256.hex(content)
             self.content = content.count <= contentLimit ? content : nil
+            self.charset = charset
         }
 
-        /// The content as text (UTF-8, else ISO-8859-1), for value fields.
-        public var text: String? { content.map(FormBodyParser.text) }
+        /// The content as text, for value fields: in ``charset`` when it names a charset this
+        /// platform converts and the bytes are valid in it, else UTF-8, else ISO-8859-1.
+        public var text: String? { content.map { FormBodyParser.text($0, charset: charset) } }
     }
 
     /// Headers left out of snapshots by default: transport details that differ between clients
@@ -224,7 +231,7 @@ public struct FormSnapshot: Sendable, Equatable, CustomStringConvertible {
                 otherHeaders: part.headers.filter {
                     !["content-disposition", "content-type"].contains($0.name.lowercased())
                 },
-                content: part.content, contentLimit: contentLimit)
+                content: part.content, contentLimit: contentLimit, charset: part.charset)
         }
     }
 

@@ -25,7 +25,7 @@ public struct ParsedForm: Sendable, Equatable, Codable {
             if let fileName = part.fileName {
                 files.append(ParsedFile(name: part.name, fileName: fileName, contentType: part.header("Content-Type"), data: part.content))
             } else {
-                fields.append(ParsedField(name: part.name, value: FormBodyParser.text(part.content)))
+                fields.append(ParsedField(name: part.name, value: part.text))
             }
         }
     }
@@ -53,6 +53,9 @@ public struct ParsedPart: Sendable, Equatable {
     public var headers: [ReceivedHeader]
     /// The content bytes.
     public var content: Data
+    /// The charset its text is in: its own `Content-Type` charset, else the form's `_charset_`
+    /// field, else the request's `charset` parameter; nil when none was declared.
+    public var charset: String?
 
     /// A part.
     /// - Parameters:
@@ -60,12 +63,18 @@ public struct ParsedPart: Sendable, Equatable {
     ///   - fileName: its `filename`, nil when it has none.
     ///   - headers: its headers, in order.
     ///   - content: its raw bytes.
-    public init(name: String, fileName: String?, headers: [ReceivedHeader], content: Data) {
+    ///   - charset: the charset its content is text in (an IANA name), nil when none was declared.
+    public init(name: String, fileName: String?, headers: [ReceivedHeader], content: Data, charset: String? = nil) {
         self.name = name
         self.fileName = fileName
         self.headers = headers
         self.content = content
+        self.charset = charset
     }
+
+    /// The content as text: in ``charset`` when it names a charset this platform converts and
+    /// the bytes are valid in it, else UTF-8, else ISO-8859-1.
+    public var text: String { FormBodyParser.text(content, charset: charset) }
 
     /// The value of part header `name` (case-insensitive; the first one).
     /// - Parameter name: the header's name, in any case.
@@ -79,7 +88,8 @@ public struct ParsedPart: Sendable, Equatable {
 public struct ParsedField: Sendable, Equatable, Codable {
     /// The field's name.
     public var name: String
-    /// The field's value (UTF-8, or ISO-8859-1 when the bytes are not UTF-8).
+    /// The field's value, read in the charset the body declared (``ParsedPart/charset``), else
+    /// as UTF-8, else as ISO-8859-1.
     public var value: String
 
     /// A field `name` = `value`.
