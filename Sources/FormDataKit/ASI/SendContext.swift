@@ -39,15 +39,6 @@ final class SendContext: @unchecked Sendable {
 
     /// Builds the body, reports the start and starts the driver.
     func begin() {
-        // A transport that reads the files right here takes the descriptors its build opened.
-        if request.transport is any ReadsBodyWhereStarted {
-            FilesOpenedByBuild.collect { buildAndStart() }
-        } else {
-            buildAndStart()
-        }
-    }
-
-    private func buildAndStart() {
         // Cancelled before the build: nothing is built.
         if send.isCancelledBeforeStart { return send.end(.cancelled) }
         do {
@@ -108,7 +99,7 @@ final class SendContext: @unchecked Sendable {
         options.responseDemand = receiving?.demand
         receiving?.cancelSend = { [weak send] in send?.cancel() }
         let send = self.send!
-        BodyBuildingThread.run { send.start(transportRequest, bodyFile: bodyFile, options: options) }
+        send.start(transportRequest, bodyFile: bodyFile, options: options)
     }
 
     /// One event of the send (in order, one at a time).

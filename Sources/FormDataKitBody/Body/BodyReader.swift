@@ -22,11 +22,27 @@ public final class BodyReader {
     private var offsetInSegment = 0
     private var openFile: OpenedFileRange?
     private var started = false
+    private let files: any FileOpening
+    /// Whether files whose ranges are read stay open until ``takeFinishedFiles()`` (a read-ahead
+    /// closes them only after it handed their bytes on: a close may wait).
+    private let keepsFinishedFiles: Bool
+    private var finishedFiles: [OpenedFileRange] = []
 
-    init(source: BodySource, chunkSize: Int) {
+    init(source: BodySource, chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false) {
         self.source = source
         self.chunkSize = max(1, chunkSize)
+        self.files = files
+        self.keepsFinishedFiles = keepsFinishedFiles
     }
+
+    /// The files read to their end and kept open since the last call (see `keepsFinishedFiles`).
+    package func takeFinishedFiles() -> [OpenedFileRange] {
+        defer { finishedFiles = [] }
+        return finishedFiles
+    }
+
+    /// How many files are kept open, read to their end.
+    package var finishedFileCount: Int { finishedFiles.count }
 
     /// Whether every byte has been read.
     public var isAtEnd: Bool { bytesRead == source.length }
@@ -59,7 +75,7 @@ public final class BodyReader {
                 }
             case .file(let range):
                 if openFile == nil {
-                    openFile = try OpenedFileRange(range)
+                    openFile = try OpenedFileRange(range, files: files)
                 }
                 if let file = openFile, file.remaining > 0 {
                     let limit = min(buffer.count, chunkSize)
@@ -69,6 +85,7 @@ public final class BodyReader {
                     return got
                 }
             }
+            if keepsFinishedFiles, let openFile { finishedFiles.append(openFile) }
             openFile = nil
             offsetInSegment = 0
             index += 1

@@ -124,14 +124,7 @@ package enum FormEncoder {
             // Checked in full when added (a kernel file system's file and an unreadable one are
             // refused there); each read opens the file and checks it in full again, so the build
             // leaves out the statfs and the access.
-            // Inside a send's start, opened and checked by its descriptor, kept for the send's
-            // first read (FilesOpenedByBuild); otherwise, or when that fails, by its path.
-            let size: UInt64
-            if field.sizeWhenAdded != nil, let opened = FilesOpenedByBuild.current?.openAndCheck(path) {
-                size = opened
-            } else {
-                size = try FileInspection.regularFileSize(at: path, inFull: field.sizeWhenAdded == nil)
-            }
+            let size = try FileInspection.regularFileSize(at: path, inFull: field.sizeWhenAdded == nil)
             if let expected = field.sizeWhenAdded, size != expected {
                 throw .fileChanged(path: path, expectedSize: expected, actualSize: size)
             }

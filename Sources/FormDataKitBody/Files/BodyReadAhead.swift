@@ -1,19 +1,27 @@
 import FormDataKitWire
 import Foundation
 
-/// Reads one body ahead of the thread that sends it, so that thread never touches a file.
+/// The one body reader: reads a body ahead of the thread that sends it, so that thread never
+/// touches a file. Every streaming transport reads its bodies here (``CurlTransport``'s read
+/// callback, the AsyncHTTPClient transport's body writer).
 ///
-/// A transport whose one thread drives every transfer (``CurlTransport``'s event loop) reads its
-/// body from here: ``read(into:capacity:)`` only copies bytes that a ``BodyReaderPool`` worker
-/// has already read, and says ``ReadResult/wouldBlock`` when there are none yet. The transport
-/// then pauses the transfer; when the worker has read more it calls `onReady`, and the
-/// transport resumes the transfer on its own thread.
+/// ``read(into:capacity:)`` only copies bytes that a ``BodyReaderPool`` worker has already read,
+/// and says ``ReadResult/wouldBlock`` when there are none yet. The transport then pauses (curl)
+/// or waits (NIO's demand); when the worker has read more it calls `onReady`, and the transport
+/// resumes on its own thread. Every `open`, `fstat`, `read` and `close` of a body's files runs on
+/// the pool, through the ``FileOpening`` given: the readers are let go there too, never where the
+/// transport lets the read-ahead go. Each file's size is checked before its last chunk goes
+/// (``OpenedFileRange``): a file that changed size fails the read, never sends a wrong body.
 ///
 /// Memory is bounded: two chunks of `chunkSize` bytes (or of the body's length, when shorter),
 /// taken on first use from ``ReadAheadMemory`` and given back to it at the end. A worker fills a
-/// free chunk while the other is copied out; one worker at a time reads a given body, in order. A body held wholly in memory is copied directly,
-/// without a worker. ``restart(at:)`` (libcurl rewinding the body) and ``cancel()`` abandon a read
-/// in progress: a worker stuck in it keeps its chunk until it returns, then drops what it read.
+/// free chunk while the other is copied out; one worker at a time reads a given body, in order.
+/// A body held wholly in memory is copied directly, without a worker. ``restart(at:)`` (libcurl
+/// rewinding the body, a retry) and ``cancel()`` abandon a read in progress: a worker stuck in
+/// it keeps its chunk until it returns, then drops what it read.
+///
+/// The one small-body fast path is here too: ``readWhole(_:files:pool:completion:)`` reads a
+/// small body whole on the pool, for a transport that sends it from memory.
 package final class BodyReadAhead: @unchecked Sendable {
     // `@unchecked`: every stored variable below `lock` is guarded by it; a chunk's memory is
     // written only by the one worker that marked it `filling`, and read only under the lock.
@@ -49,6 +57,7 @@ package final class BodyReadAhead: @unchecked Sendable {
     private let source: BodySource
     private let chunkSize: Int
     private let pool: BodyReaderPool
+    private let files: any FileOpening
     private let memory: ReadAheadMemory
     private let onReady: @Sendable (BodyReadAhead) -> Void
     /// The reader of a body held in memory (the consumer's thread only).
@@ -66,17 +75,18 @@ package final class BodyReadAhead: @unchecked Sendable {
     private var reachedEnd = false
     private var failure: FormDataError?
 
-    /// A read-ahead of `source` in chunks of `chunkSize` bytes on `pool`; `onReady` is called
-    /// (with this read-ahead) on a worker thread when a read that said ``ReadResult/wouldBlock``
-    /// can go on.
+    /// A read-ahead of `source` in chunks of `chunkSize` bytes on `pool`, its files opened and
+    /// closed by `files`; `onReady` is called (with this read-ahead) on a worker thread when a
+    /// read that said ``ReadResult/wouldBlock`` can go on.
     package init(
         source: BodySource, chunkSize: Int, pool: BodyReaderPool = .shared, memory: ReadAheadMemory = .shared,
-        onReady: @escaping @Sendable (BodyReadAhead) -> Void
+        files: any FileOpening = SystemFileOpening(), onReady: @escaping @Sendable (BodyReadAhead) -> Void
     ) {
         self.source = source
         self.chunkSize = Int(clamping: min(UInt64(max(1, chunkSize)), max(1, source.length)))
         self.pool = pool
         self.memory = memory
+        self.files = files
         self.onReady = onReady
         if source.isInMemory { memoryReader = source.makeReader() }
     }
@@ -123,25 +133,39 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// read ahead is dropped; the next ``read(into:capacity:)`` may say ``ReadResult/wouldBlock``.
     package func restart(at offset: UInt64) {
         if memoryReader != nil {
-            memoryReader = Self.reader(of: source, from: offset, chunkSize: chunkSize)
+            memoryReader = Self.reader(of: source, from: offset, chunkSize: chunkSize, files: files)
             return
         }
-        let job = lock.withLock { () -> (@Sendable () -> Void)? in
+        let (job, dropped) = lock.withLock { () -> ((@Sendable () -> Void)?, BodyReader?) in
             turn.restart()
             for index in readyOrder { chunks[index].state = .free }
             readyOrder = []
-            reader = nil
+            defer { reader = nil }
             readerOffset = offset
             reachedEnd = false
             failure = nil
-            return scheduleIfNeeded()
+            return (scheduleIfNeeded(), reader)
         }
+        letGo(dropped)
         if let job { pool.submit(job) }
     }
 
-    /// Stops reading: no more jobs, no more `onReady`. A worker in a read finishes it and drops it.
+    /// Stops reading: no more jobs, no more `onReady`. A worker in a read finishes it and drops
+    /// it; the files of the reader kept between fills are closed on the pool.
     package func cancel() {
-        lock.withLock { turn.cancel() }
+        let dropped = lock.withLock { () -> BodyReader? in
+            turn.cancel()
+            defer { reader = nil }
+            return reader
+        }
+        letGo(dropped)
+    }
+
+    /// Lets `reader` (and its open file) go in a job on the pool: a close may wait.
+    private func letGo(_ reader: BodyReader?) {
+        guard let reader else { return }
+        let held = HeldReader(reader)
+        pool.submit { held.reader = nil }
     }
 
     // MARK: - Workers
@@ -170,7 +194,7 @@ package final class BodyReadAhead: @unchecked Sendable {
                 chunks[index].memory = taken.memory
                 chunks[index].capacity = taken.capacity
             }
-            let reader = self.reader ?? Self.reader(of: source, from: readerOffset, chunkSize: chunkSize)
+            let reader = self.reader ?? Self.reader(of: source, from: readerOffset, chunkSize: chunkSize, files: files)
             self.reader = nil
             return (index, reader, chunks[index].memory!, readerOffset)
         }
@@ -180,7 +204,8 @@ package final class BodyReadAhead: @unchecked Sendable {
         var atEnd = false
         var readError: FormDataError?
         do throws(FormDataError) {
-            while filled < chunkSize {
+            // A fill stops after a few files read to their end: they are closed once it is handed on.
+            while filled < chunkSize, claim.reader.finishedFileCount < Self.finishedFilesPerFill {
                 let got = try claim.reader.read(
                     into: UnsafeMutableRawBufferPointer(start: claim.memory + filled, count: chunkSize - filled))
                 filled += got
@@ -193,6 +218,7 @@ package final class BodyReadAhead: @unchecked Sendable {
             readError = error
         }
 
+        let finished = claim.reader.takeFinishedFiles()
         let (wake, next) = lock.withLock { () -> (Bool, (@Sendable () -> Void)?) in
             guard turn.isCurrent(generation) else {
                 // Restarted or cancelled meanwhile: the chunk is free again, the bytes are dropped.
@@ -209,14 +235,19 @@ package final class BodyReadAhead: @unchecked Sendable {
                 chunks[claim.index].state = .free
             }
             readerOffset += UInt64(filled)
-            reader = claim.reader
+            // Kept for the next fill; at the end (or a failure) let go here, on the worker.
+            if !atEnd && readError == nil { reader = claim.reader }
             if atEnd { reachedEnd = true }
             if let readError { failure = readError }
             let wake = (filled > 0 || atEnd || readError != nil) && turn.takeWaitingConsumer()
             return (wake, scheduleIfNeeded())
         }
-        if wake { onReady(self) }
-        if let next { pool.submit(next) }
+        // The files read to their end, and a reader not kept, are let go only after the wake-up
+        // and the next fill's job: closing a file may wait.
+        withExtendedLifetime((claim.reader, finished)) {
+            if wake { onReady(self) }
+            if let next { pool.submit(next) }
+        }
     }
 
     // MARK: - Bodies in memory, and positioned readers
@@ -235,7 +266,19 @@ package final class BodyReadAhead: @unchecked Sendable {
 
     /// A reader of `source` from byte `offset` on: the segments before it are skipped and the
     /// one it falls in is cut, so nothing is read to get there.
-    static func reader(of source: BodySource, from offset: UInt64, chunkSize: Int) -> BodyReader {
-        offset > 0 ? source.suffix(from: offset).makeReader(chunkSize: chunkSize) : source.makeReader(chunkSize: chunkSize)
+    static func reader(
+        of source: BodySource, from offset: UInt64, chunkSize: Int, files: any FileOpening = SystemFileOpening()
+    ) -> BodyReader {
+        (offset > 0 ? source.suffix(from: offset) : source).makeReader(chunkSize: chunkSize, files: files, keepsFinishedFiles: true)
     }
+
+    /// The most files one fill reads to their end (and keeps open until it is handed on).
+    static let finishedFilesPerFill = 8
+}
+
+/// A reader handed to the pool job that lets it go (it is touched there only).
+private final class HeldReader: @unchecked Sendable {
+    var reader: BodyReader?
+
+    init(_ reader: BodyReader) { self.reader = reader }
 }

@@ -8,7 +8,13 @@ extension BodySource {
     /// - Parameter chunkSize: the largest piece read from a file at a time (1 MiB by default).
     /// - Returns: a new reader at the start of the body (one per task: a reader is not thread-safe).
     public func makeReader(chunkSize: Int = BodyReader.defaultChunkSize) -> BodyReader {
-        BodyReader(source: self, chunkSize: chunkSize)
+        BodyReader(source: self, chunkSize: chunkSize, files: SystemFileOpening())
+    }
+
+    /// A reader over the body's bytes whose files `files` opens and closes; with
+    /// `keepsFinishedFiles`, each stays open once read until ``BodyReader/takeFinishedFiles()``.
+    package func makeReader(chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false) -> BodyReader {
+        BodyReader(source: self, chunkSize: chunkSize, files: files, keepsFinishedFiles: keepsFinishedFiles)
     }
 
     /// Passes the body to `body` in order, with bounded memory: each in-memory segment whole (no

@@ -25,7 +25,6 @@ package enum FileInspection {
     /// and checks the open descriptor in full (``regularFileSize(descriptor:path:)``); a form's
     /// build checks its files on every send, as ASIHTTPRequest sized them when it built a body.
     package static func regularFileSize(at path: String, inFull: Bool = true) throws(FormDataError) -> UInt64 {
-        if let seam = OpenedFileRange.openSeam.current, seam.blocks(path), seam.stats(path) { seam.wait(path) }
         var info = stat()
         // `withCString`: a String passed straight to a C function is copied into a new array first.
         guard path.withCString({ stat($0, &info) }) == 0 else {

@@ -1,8 +1,8 @@
 import FormDataKitWire
 
-/// The scheduling state that both read-aheads (``BodyReadAhead``, ``PipeReadAhead``) keep under
-/// their lock: which generation of worker jobs is current, whether one is queued or running,
-/// whether a read waits to be woken, and whether the read-ahead was cancelled.
+/// The scheduling state that ``BodyReadAhead`` keeps under its lock: which generation of worker
+/// jobs is current, whether one is queued or running, whether a read waits to be woken, and
+/// whether the read-ahead was cancelled.
 ///
 /// A restart or a cancel starts a new generation: a worker still in a job of an older one finds
 /// out when it next takes the lock, and drops what it did.
@@ -11,8 +11,7 @@ struct ReadAheadTurn {
     private(set) var generation = 0
     /// Whether ``cancel()`` was called: no more jobs, no more wake-ups.
     private(set) var cancelled = false
-    /// Whether a worker job of the current generation is queued or running (a read-ahead may
-    /// keep it set for other reasons of its own: see ``PipeReadAhead``).
+    /// Whether a worker job of the current generation is queued or running.
     var filling = false
     /// Whether a read said "would block": the next job that has something for it wakes it.
     var consumerWaiting = false

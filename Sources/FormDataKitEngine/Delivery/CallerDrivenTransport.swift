@@ -57,8 +57,3 @@ package final class SynchronousWait: @unchecked Sendable {
         semaphore.signal()
     }
 }
-
-/// A transport that reads a small body's files, or opens a larger one's, on the thread that
-/// starts the exchange, before it returns (the curl transport): a send's build there opens and
-/// checks the files for those reads instead of checking their paths (``FilesOpenedByBuild``).
-package protocol ReadsBodyWhereStarted: FormDataTransport {}

@@ -24,7 +24,7 @@ struct BodyReadAheadTests {
     }
 
     /// Reads `readAhead` to its end (or error) in pieces of `capacity`, waiting for `ready` when told to.
-    static func drain(_ readAhead: any ReadAheadBody, ready: DispatchSemaphore, capacity: Int = 777) -> Result<Data, FormDataError> {
+    static func drain(_ readAhead: BodyReadAhead, ready: DispatchSemaphore, capacity: Int = 777) -> Result<Data, FormDataError> {
         var out = Data()
         var buffer = [UInt8](repeating: 0, count: capacity)
         while true {
@@ -91,6 +91,44 @@ struct BodyReadAheadTests {
         }
         #expect(result == .bytes(6))
         #expect(Self.drain(readAhead, ready: ready) == .failure(.fileChanged(path: path, expectedSize: 10_000, actualSize: 10_005)))
+    }
+
+    @Test("a file cut short or grown after it was opened fails the read, naming it and its size, before its last bytes go")
+    func changedAfterOpenFails() throws {
+        let scratch = try Scratch()
+        defer { scratch.cleanup() }
+        for (label, newSize) in [("shorter", 150_000), ("longer", 250_000)] {
+            let path = try scratch.write("\(label).bin", TransportTestSupport.randomData(size: 200_000, seed: 23))
+            let head = Data("--head\r\n".utf8)
+            let source = BodySource(segments: [
+                BodySegment(.bytes(head)),
+                BodySegment(.file(FileRange(path: path, length: 200_000, expectedFileSize: 200_000))),
+                BodySegment(.bytes(Data("\r\n--tail--\r\n".utf8))),
+            ])
+            let ready = DispatchSemaphore(value: 0)
+            let readAhead = BodyReadAhead(source: source, chunkSize: 32 << 10) { _ in ready.signal() }
+            var delivered = 0
+            var changed = false
+            var result = BodyReadAhead.ReadResult.end
+            var buffer = [UInt8](repeating: 0, count: 16 << 10)
+            reading: while true {
+                result = buffer.withUnsafeMutableBytes { readAhead.read(into: $0.baseAddress!, capacity: 16 << 10) }
+                switch result {
+                case .bytes(let count):
+                    delivered += count
+                    // The file is open once its first bytes came: change it now.
+                    if !changed, delivered > head.count {
+                        #expect(truncate(path, off_t(newSize)) == 0)
+                        changed = true
+                    }
+                case .wouldBlock: #expect(ready.wait(timeout: .now() + 60) == .success)
+                case .end, .failed: break reading
+                }
+            }
+            #expect(result == .failed(.fileChanged(path: path, expectedSize: 200_000, actualSize: UInt64(newSize))), "\(label)")
+            // Never the whole file: its last bytes wait for its size.
+            #expect(delivered < head.count + 200_000, "\(label)")
+        }
     }
 
     @Test("a body in memory is copied on the caller's thread: never wouldBlock, no worker")

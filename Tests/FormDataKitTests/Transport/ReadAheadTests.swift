@@ -8,8 +8,8 @@ import Testing
 @testable import FormDataKit
 
 /// The curl transport reads bodies on the reader pool, never on its event thread: a body whose
-/// file blocks (a hung network file system, here a test seam in the open) holds only its own
-/// send, which still ends by its timeout or a cancel.
+/// file blocks (a hung network file system, here an ``OpenGate`` the transport opens its bodies'
+/// files with) holds only its own send, which still ends by its timeout or a cancel.
 ///
 /// Nothing here is timed against the wall clock: a gate holds its files until the test releases
 /// it, so "not held by the blocked send" is checked as "finished while the gate still held"
@@ -31,7 +31,6 @@ struct ReadAheadTests {
     )
     func blockedReadTimesOut() async throws {
         try await Support.withReceiver { receiver in
-            let transport = CurlTransport()
             let blockedFile = try Support.makeFile(size: 300_000, seed: 81, name: "blocked.bin")
             let otherFile = try Support.makeFile(size: 200_000, seed: 82)
             defer {
@@ -40,6 +39,7 @@ struct ReadAheadTests {
             }
             let gate = OpenGate(blocking: [blockedFile.path])
             defer { gate.release() }
+            let transport = CurlTransport(files: gate)
             let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: blockedFile.path, transport: transport)
             request.timeOutSeconds = 1
             let blocked = ThreadedSend(request)
@@ -59,28 +59,31 @@ struct ReadAheadTests {
     }
 
     @Test(
-        "a synchronous send whose build waits on its file system (a stat that hangs) holds no other send on the same transport"
+        "a synchronous send whose start waits (its build's stat hangs on its file system) holds no other send on the same transport"
     )
-    func blockedBuildHoldsNoOtherSend() async throws {
+    func blockedStartHoldsNoOtherSend() async throws {
         try await Support.withReceiver { receiver in
             let transport = CurlTransport()
-            let blockedFile = try Support.makeFile(size: 3_000, seed: 83, name: "blocked-build.bin")
             let otherFile = try Support.makeFile(size: 2_000, seed: 84)
-            defer {
-                blockedFile.remove()
-                otherFile.remove()
+            defer { otherFile.remove() }
+            // What `startSynchronous()` gives the transport: a start (the build, which checks the
+            // files, then the send's start), run before the caller claims the loop. Here it waits
+            // as a hung file system's stat would, until the test lets it go.
+            let (entered, held, ended) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let wait = SynchronousWait()
+            Thread.detachNewThread {
+                transport.drive(until: wait) {
+                    entered.signal()
+                    _ = held.wait(timeout: .now() + OpenGate.safetyLimit)
+                    wait.finish()
+                }
+                ended.signal()
             }
-            // Added before the gate goes up: only the build's stat, inside startSynchronous, waits.
-            let request = try TransportMatrixTests.formRequest(receiver.url("/discard"), file: blockedFile.path, transport: transport)
-            let gate = OpenGate(blocking: [blockedFile.path], stats: true)
-            defer { gate.release() }
-            let blocked = ThreadedSend(request)
-            #expect(await gate.waitUntilEntered(count: 1, within: Self.eventBound))
-            await Self.sendOthers(5, file: otherFile.path, to: receiver, on: transport, whileHeldBy: gate)
-            #expect(blocked.finishedAt == nil, "the send ended while its build's stat was held")
-            gate.release()
-            let outcome = await blocked.outcome(within: Self.eventBound)
-            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+            #expect(await Support.blocking { entered.wait(timeout: .now() + Self.eventBound) } == .success)
+            await Self.sendOthers(5, file: otherFile.path, to: receiver, on: transport)
+            #expect(!wait.isFinished, "the waiting start ended before the other sends")
+            held.signal()
+            #expect(await Support.blocking { ended.wait(timeout: .now() + Self.eventBound) } == .success)
         }
     }
 
@@ -90,7 +93,6 @@ struct ReadAheadTests {
     )
     func blockedCloseHoldsNoSend(synchronous: Bool) async throws {
         try await Support.withReceiver { receiver in
-            let transport = CurlTransport()
             // Above the small-body limit: read ahead through the pool, let go where its transfer ends.
             let blockedFile = try Support.makeFile(size: 300_000, seed: 96, name: "blocked-close.bin")
             let otherFile = try Support.makeFile(size: 200_000, seed: 97)
@@ -100,6 +102,7 @@ struct ReadAheadTests {
             }
             let gate = OpenGate(blocking: [blockedFile.path], closes: true)
             defer { gate.release() }
+            let transport = CurlTransport(files: gate)
             let request = try TransportMatrixTests.formRequest(receiver.url("/discard"), file: blockedFile.path, transport: transport)
             // Sent by its caller driving the loop (startSynchronous), or by the transport's own thread.
             if synchronous {
@@ -119,11 +122,11 @@ struct ReadAheadTests {
     @Test("a send whose body read is blocked is cancelled at once")
     func blockedReadCancelled() async throws {
         try await Support.withReceiver { receiver in
-            let transport = CurlTransport()
             let blockedFile = try Support.makeFile(size: 300_000, seed: 83, name: "blocked.bin")
             defer { blockedFile.remove() }
             let gate = OpenGate(blocking: [blockedFile.path])
             defer { gate.release() }
+            let transport = CurlTransport(files: gate)
             let request = try TransportMatrixTests.formRequest(receiver.url("/upload"), file: blockedFile.path, transport: transport)
             let blocked = ThreadedSend(request)
             #expect(await gate.waitUntilEntered(count: 1, within: Self.eventBound))
@@ -138,7 +141,6 @@ struct ReadAheadTests {
     @Test("three bodies blocked at once (more than the pool's two readers): other sends still finish while they are blocked")
     func morePoolThreadsWhenReadersStall() async throws {
         try await Support.withReceiver { receiver in
-            let transport = CurlTransport()
             let blockedFiles = try (0..<3).map { try Support.makeFile(size: 100_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
             // Above the small-body limit: the other sends' bodies are read ahead on the pool too.
             let otherFile = try Support.makeFile(size: 200_000, seed: 95)
@@ -148,6 +150,7 @@ struct ReadAheadTests {
             }
             let gate = OpenGate(blocking: Set(blockedFiles.map(\.path)))
             defer { gate.release() }
+            let transport = CurlTransport(files: gate)
             let blocked = try blockedFiles.map { file in
                 ThreadedSend(try TransportMatrixTests.formRequest(receiver.url("/upload"), file: file.path, transport: transport))
             }
@@ -201,9 +204,7 @@ struct ReadAheadTests {
         }
     }
 
-    @Test(
-        "a small form sent where it was built goes out exact whether its file is in memory (read there) or was dropped from it (read on the pool)"
-    )
+    @Test("a small form goes out exact whether its file is in memory or was dropped from it (read whole on the pool either way)")
     func smallBodyReadWhereBuiltOrOnPool() async throws {
         try await Support.withReceiver { receiver in
             let transport = CurlTransport()
@@ -219,25 +220,6 @@ struct ReadAheadTests {
                 #expect(receiver.requests.last?.bodySHA256 == expected)
             }
         }
-    }
-
-    @Test(
-        "a small body whose file the seam makes wait is never read where it was built; one whose file it does not touch still is"
-    )
-    func seamForcesPool() throws {
-        guard let file = try ScratchBytes.readableWithoutWaiting(count: 1_000, seed: 88) else { return ScratchBytes.noteNoDirectory() }
-        defer { file.remove() }
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1/")!)
-        try request.addFile(file.path, forKey: "file")
-        try request.buildPostBody()
-        let source = try #require(request.bodySource)
-        #expect(CurlBodyBytes.readWithoutWaiting(source) != nil)
-        let elsewhere = OpenGate(blocking: [file.path + ".other"])
-        defer { elsewhere.release() }
-        #expect(CurlBodyBytes.readWithoutWaiting(source) != nil)
-        let gate = OpenGate(blocking: [file.path])
-        defer { gate.release() }
-        #expect(CurlBodyBytes.readWithoutWaiting(source) == nil)
     }
 
     // MARK: - Helpers
@@ -322,55 +304,55 @@ extension Result {
     }
 }
 
-/// Makes every open of the given paths block (on whichever thread opens them), and with `stats`
-/// every build's `stat` of them — or with `closes` only their closes — until ``release()`` (or,
-/// should a test never release it, ``safetyLimit``): a file system that hangs, through
-/// `OpenedFileRange`'s seam. ``isHolding`` tells whether it has let nothing go yet.
-/// Gates of tests that run at once live side by side: each blocks only its own paths, and
-/// releasing one leaves the others in place.
-final class OpenGate: @unchecked Sendable {
-    // `@unchecked`: `paths` and `limit` never change; the semaphores are thread-safe.
+/// Opens and closes files for a ``CurlTransport`` (``FileOpening``) as a file system that hangs:
+/// every open of the given paths — or with `closes` only their closes — blocks until
+/// ``release()`` (or, should a test never release it, ``safetyLimit``); other paths open and
+/// close as the system's do. ``isHolding`` tells whether it has let nothing go yet.
+final class OpenGate: FileOpening, @unchecked Sendable {
+    // `@unchecked`: `paths`, `limit` and `closes` never change; the semaphores are thread-safe.
     private let entered = DispatchSemaphore(value: 0)
     private let released = DispatchSemaphore(value: 0)
     /// Set once a blocked call went on (released, or the limit passed).
     private let letGo = Locked(false)
     private let paths: Set<String>
     private let limit: TimeInterval
-    /// Whether a `stat` of the paths (a form's build) blocks too.
-    private let stats: Bool
     /// Whether a close of the paths blocks instead of their opens.
     private let closes: Bool
-
-    /// The gates not yet released, and the one seam that asks them.
-    private static let active = Locked<[ObjectIdentifier: OpenGate]>([:])
-    private static let seam = OpenedFileRange.OpenSeam(
-        blocks: { path in active.current.values.contains { $0.paths.contains(path) } },
-        wait: { path in active.current.values.first { $0.paths.contains(path) }?.block() },
-        stats: { path in active.current.values.first { $0.paths.contains(path) }?.stats ?? false },
-        closes: { path in active.current.values.first { $0.paths.contains(path) }?.closes ?? false })
+    private let system = SystemFileOpening()
 
     /// How long a blocked call waits when the test never releases the gate: far beyond any
     /// test's waits (``ReadAheadTests/eventBound``), so it never opens while a test relies on it,
     /// and still ends a blocked reader thread of a test that failed before its release.
     static let safetyLimit: TimeInterval = 600
 
-    init(blocking paths: Set<String>, for limit: TimeInterval = OpenGate.safetyLimit, stats: Bool = false, closes: Bool = false) {
-        (self.paths, self.limit, self.stats, self.closes) = (paths, limit, stats, closes)
-        Self.active.withLock { $0[ObjectIdentifier(self)] = self }
-        OpenedFileRange.openSeam.withLock { $0 = Self.seam }
+    init(blocking paths: Set<String>, for limit: TimeInterval = OpenGate.safetyLimit, closes: Bool = false) {
+        (self.paths, self.limit, self.closes) = (paths, limit, closes)
     }
+
+    func openForReading(_ path: String) -> Int32 {
+        if !closes, blocks(path) { block() }
+        return system.openForReading(path)
+    }
+
+    func close(_ descriptor: Int32, path: String) {
+        if closes, blocks(path) { block() }
+        system.close(descriptor, path: path)
+    }
+
+    /// Whether a call on `path` blocks: one of the gate's paths, not yet released.
+    private func blocks(_ path: String) -> Bool { paths.contains(path) && !letGo.current }
 
     private func block() {
         entered.signal()
         _ = released.wait(timeout: .now() + limit)
         letGo.withLock { $0 = true }
-        released.signal()  // passed on to the next blocked open
+        released.signal()  // passed on to the next blocked call
     }
 
     /// Whether every blocked call is still blocked: not released, and no time limit passed.
     var isHolding: Bool { !letGo.current }
 
-    /// Whether `count` opens have blocked within `seconds` (waited for on a plain thread).
+    /// Whether `count` calls have blocked within `seconds` (waited for on a plain thread).
     func waitUntilEntered(count: Int, within seconds: TimeInterval) async -> Bool {
         let entered = self.entered
         return await TransportTestSupport.blocking {
@@ -380,9 +362,8 @@ final class OpenGate: @unchecked Sendable {
         }
     }
 
-    /// Lets every blocked open go on, and stops blocking this gate's paths.
+    /// Lets every blocked call go on, and stops blocking this gate's paths.
     func release() {
-        Self.active.withLock { $0[ObjectIdentifier(self)] = nil }
         letGo.withLock { $0 = true }
         released.signal()
     }

@@ -16,10 +16,7 @@ extension CurlEventLoop {
         wait.onFinish { [weak self] in self?.wakeSleepingCaller() }
         let caller = Self.currentThread
         lock.withLock { _ = arrivingCallers.insert(caller) }
-        // The files `start` opens for this send are closed by this thread after the loop.
-        let ownFiles = CallersFiles()
-        defer { ownFiles.closeTaken() }
-        ownFiles.collect(start)
+        start()
         let claimed = lock.withLock { () -> Bool in
             arrivingCallers.remove(caller)
             guard !wait.isFinished, !stopped, !stopRequested, owner == .nobody else {
@@ -34,21 +31,19 @@ extension CurlEventLoop {
             wait.wait()
             return
         }
-        // While it owns the loop, this thread is the transport's event thread (no file waits here).
-        TransportEventThread.run {
-            while !wait.isFinished, round() {
-                let idle = lock.withLock { () -> Bool in
-                    sleeping = commands.isEmpty && !stopRequested
-                    return sleeping
-                }
-                // Finished since the round: ``wakeSleepingCaller()`` saw `sleeping` set, or this sees it.
-                if wait.isFinished { break }
-                if idle, spinUntilReady() {
-                    lock.withLock { sleeping = false }
-                    continue
-                }
-                poll(idle: idle)
+        // While it owns the loop, this thread is the transport's event thread: no file waits here.
+        while !wait.isFinished, round() {
+            let idle = lock.withLock { () -> Bool in
+                sleeping = commands.isEmpty && !stopRequested
+                return sleeping
             }
+            // Finished since the round: ``wakeSleepingCaller()`` saw `sleeping` set, or this sees it.
+            if wait.isFinished { break }
+            if idle, spinUntilReady() {
+                lock.withLock { sleeping = false }
+                continue
+            }
+            poll(idle: idle)
         }
         lock.withLock {
             sleeping = false

@@ -31,7 +31,7 @@ final class CurlEventLoop: @unchecked Sendable {
         case start(CurlSend)
         case cancel(CurlSend)
         /// The body `readAhead` of the transfer on easy handle `easy` has bytes again.
-        case resume(easy: UInt, readAhead: any ReadAheadBody)
+        case resume(easy: UInt, readAhead: BodyReadAhead)
         /// The response consumer of the transfer on easy handle `easy` caught up.
         case resumeReceiving(easy: UInt)
         /// A transfer that ended is done waiting for its cookie jar's file to be written.
@@ -125,7 +125,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Queues resuming the transfer on easy handle `easy` (its address), paused until its body's
     /// `readAhead` had bytes; nothing happens when that transfer has ended meanwhile.
-    func resume(easy: UInt, readAhead: any ReadAheadBody) {
+    func resume(easy: UInt, readAhead: BodyReadAhead) {
         _ = submit(.resume(easy: easy, readAhead: readAhead))
     }
 
@@ -184,7 +184,6 @@ final class CurlEventLoop: @unchecked Sendable {
         let thread = Thread { [self] in
             // Named from the thread itself, so the system sees it (at most 15 bytes).
             ThreadName.setCurrent("FDK.Curl")
-            TransportEventThread.markCurrentThread()
             run()
         }
         thread.start()

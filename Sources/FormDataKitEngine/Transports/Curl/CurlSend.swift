@@ -18,12 +18,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     let request: TransportRequest
     /// A small body with file parts, read whole on the reader pool before the exchange is
     /// handed to the event loop (set once, before that; ``preload(_:)``).
-    private(set) var preloadedBody: CurlBodyBytes?
-    #if os(Linux)
-    /// A larger body's files, opened where it was built, read from cached pages by the first
-    /// transfer (set once before the event loop sees the exchange; taken on its thread).
-    private var openedBody: CachedPagesReadAhead?
-    #endif
+    private(set) var preloadedBody: WholeBody?
     /// The client certificate's files, read on the reader pool before the exchange reaches the
     /// event loop (set once, before that): libcurl gets them from memory, never reading a file on
     /// the transport's thread at a handshake.
@@ -52,18 +47,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     var isCompleted: Bool { completed.current }
 
     /// Sends the body from `bytes` (the same bytes, read into memory), before the exchange starts.
-    func preload(_ bytes: CurlBodyBytes) { preloadedBody = bytes }
-
-    #if os(Linux)
-    /// Reads the body from `opened`'s files (before the exchange starts).
-    func open(_ opened: CachedPagesReadAhead) { openedBody = opened }
-
-    /// The opened body, for the first transfer that asks (event loop thread).
-    func takeOpenedBody() -> CachedPagesReadAhead? {
-        defer { openedBody = nil }
-        return openedBody
-    }
-    #endif
+    func preload(_ bytes: WholeBody) { preloadedBody = bytes }
 
     /// Reads the request's client certificate files (on the reader pool, before the exchange starts).
     /// - Throws: what reading a file throws (``WholeFileReading/read(_:)``), naming it.

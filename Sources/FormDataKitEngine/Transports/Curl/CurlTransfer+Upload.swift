@@ -7,39 +7,17 @@ import Foundation
 // callbacks themselves (on the event loop's thread, inside libcurl's calls).
 
 extension CurlTransfer {
-    /// Starts reading `source` ahead (``makeReadAhead(of:from:chunkSize:onReady:)``). When bytes
-    /// arrive for a paused transfer, the event loop resumes it on its own thread.
-    /// A body whose files were opened where it was built (``CachedPagesReadAhead``) is read from
-    /// cached pages on this thread, the pool taking over from the first page that is not.
+    /// Starts reading `source` ahead on the reader pool, in chunks of `chunkSize` bytes
+    /// (``BodyReadAhead``). When bytes arrive for a paused transfer, the event loop resumes it on
+    /// its own thread.
     func startReadAhead(of source: BodySource, chunkSize: Int, easy: UnsafeMutableRawPointer) {
         let key = UInt(bitPattern: easy)
-        let resume: @Sendable (any ReadAheadBody) -> Void = { [weak loop = send.transport.eventLoop] readAhead in
+        let made = BodyReadAhead(source: source, chunkSize: chunkSize, files: send.transport.files) {
+            [weak loop = send.transport.eventLoop] readAhead in
             loop?.resume(easy: key, readAhead: readAhead)
         }
-        #if os(Linux)
-        if let opened = send.takeOpenedBody() {
-            opened.start(onReady: resume) { offset, relay in
-                Self.makeReadAhead(of: source, from: offset, chunkSize: chunkSize, onReady: relay)
-            }
-            readAhead = opened
-            return
-        }
-        #endif
-        readAhead = Self.makeReadAhead(of: source, from: 0, chunkSize: chunkSize, onReady: resume)
-        readAhead?.prefetch()
-    }
-
-    /// A read-ahead of `source` from byte `offset` on the reader pool: through a pipe (Linux;
-    /// file parts moved, not copied), else in two chunks of `chunkSize` bytes.
-    private static func makeReadAhead(
-        of source: BodySource, from offset: UInt64, chunkSize: Int, onReady: @escaping @Sendable (any ReadAheadBody) -> Void
-    ) -> any ReadAheadBody {
-        #if os(Linux)
-        if !source.isInMemory, let pipe = PipeReadAhead.make(source: source, from: offset, onReady: onReady) { return pipe }
-        #endif
-        let chunks = BodyReadAhead(source: source, chunkSize: chunkSize, onReady: onReady)
-        if offset > 0 { chunks.restart(at: offset) }
-        return chunks
+        readAhead = made
+        made.prefetch()
     }
 
     /// Copies what the read-ahead has into libcurl's upload buffer; pauses the transfer when it
@@ -62,7 +40,7 @@ extension CurlTransfer {
 
     /// The read-ahead `readAhead` has bytes again (a command on the event loop's thread):
     /// resumes the transfer if it is this one's and paused for them.
-    func resumeBody(readAhead: any ReadAheadBody) {
+    func resumeBody(readAhead: BodyReadAhead) {
         guard readAhead === self.readAhead, pausedForBody, let easy else { return }
         pausedForBody = false
         // libcurl may call the read callback from here, which may pause again. Receiving stays

@@ -8,7 +8,7 @@ import Foundation
 /// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
 ///
 /// A body up to ``CurlTransport/smallBodyLimit`` goes to libcurl whole, from memory
-/// (``CurlBodyBytes``, `POSTFIELDS`). A larger one is read from its ``BodySource`` ahead of
+/// (``WholeBody``, `POSTFIELDS`). A larger one is read from its ``BodySource`` ahead of
 /// libcurl, on the ``BodyReaderPool`` (never on the event loop's thread: a slow file system must
 /// not hold every other send), into a bounded ``BodyReadAhead``; libcurl's read callback only
 /// copies from it, and pauses the transfer while it is empty.
@@ -27,8 +27,8 @@ final class CurlTransfer {
     // Body (read by CurlTransfer+Upload.swift)
     let bodySource: BodySource?
     /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies).
-    private var bodyBytes: CurlBodyBytes?
-    var readAhead: (any ReadAheadBody)?
+    private var bodyBytes: WholeBody?
+    var readAhead: BodyReadAhead?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     var pausedForBody = false
     /// The error that stopped reading the body (a file that changed or vanished).
@@ -67,7 +67,7 @@ final class CurlTransfer {
     /// The connection a resumable upload's request began on, watched (``UnreadAtClose``).
     var watchedConnection: UnreadAtClose.Connection?
 
-    init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: CurlBodyBytes?) {
+    init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: WholeBody?) {
         self.send = send
         self.request = request
         self.authSchemes = authSchemes
@@ -118,7 +118,7 @@ final class CurlTransfer {
         configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?, transfersInFlight: Int
     ) throws(FormDataError) {
         if bodyBytes == nil, let source = bodySource, source.isInMemory, source.length <= CurlTransport.smallBodyLimit {
-            bodyBytes = try CurlBodyBytes(reading: source)  // memory only: no file is read here
+            bodyBytes = try WholeBody(reading: source)  // memory only: no file is read here
         }
         guard let easy = reused ?? ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
@@ -148,7 +148,7 @@ final class CurlTransfer {
             // A quarter of the body, and a fair share of four configured buffers among the
             // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
             // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
-            // A small body (up to 128 KiB: from memory, `POSTFIELDS`, or from cached pages) gets
+            // A small body (up to 128 KiB: from memory, `POSTFIELDS`) gets
             // room for all of it: above 64 KiB libcurl sends it after the head in one piece, not
             // in 64 KiB pieces with a round of the loop between them.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
@@ -309,9 +309,7 @@ final class CurlTransfer {
     }
 
     /// The exchange has ended (on the event loop's thread): the body's read-ahead is let go (its
-    /// files' closes are handed on before the send completes, so a synchronous caller that
-    /// opened them closes them before it returns: ``CallersFiles``), the last bytes on the wire
-    /// are reported, and when the responses set cookies the jar is checked against its limits.
+    /// files are closed on the reader pool), the last bytes on the wire are reported, and when the responses set cookies the jar is checked against its limits.
     /// With a jar file, what writes it is returned instead: the loop runs it on the reader pool
     /// and completes the send after it.
     func exchangeEnded() -> CookieJarFileWrite? {

@@ -33,7 +33,7 @@ import Foundation
 /// libcurl is bound at run time (`libcurl.so.4` on Linux, which FoundationNetworking needs too),
 /// so no development package is needed to build. Where it cannot be loaded, ``isAvailable`` is
 /// false and `FormDataRequest.defaultTransport` falls back to ``URLSessionTransport``.
-public final class CurlTransport: FormDataTransport, CallerDrivenTransport, ReadsBodyWhereStarted {
+public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// How a transport sends.
     public struct Configuration: Sendable, Equatable {
         /// Seconds allowed to connect (and finish a TLS handshake); 0 leaves libcurl's default
@@ -160,11 +160,20 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
     let eventLoop: CurlEventLoop
     /// The transport's cookie jar (nil when libcurl is missing): one per transport instance.
     let cookieJar: CurlCookieJar?
+    /// Where its bodies' files are opened and closed (on the reader pool): the system's, or a
+    /// test's file system that waits.
+    let files: any FileOpening
 
     /// A transport with its own libcurl multi handle and thread (started by the first send).
     /// - Parameter configuration: timeouts, redirects, connection limits, trust and cookie jar file.
-    public init(configuration: Configuration = Configuration()) {
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, files: SystemFileOpening())
+    }
+
+    /// A transport whose bodies' files `files` opens and closes.
+    package init(configuration: Configuration = Configuration(), files: any FileOpening) {
         self.configuration = configuration
+        self.files = files
         self.eventLoop = CurlEventLoop(
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             maximumIdleConnections: configuration.maximumIdleConnections,
@@ -213,14 +222,9 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
     }
 
     /// Bodies up to this many bytes are sent from memory as libcurl's `POSTFIELDS`
-    /// (``CurlBodyBytes``): one with file parts is read whole on the reader pool before the
-    /// exchange starts (never on the transport's thread). 128 KiB.
+    /// (``WholeBody``): one with file parts is read whole on the reader pool before the exchange
+    /// starts (never on the transport's thread). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
-
-    /// The most body bytes libcurl writes with the head from `POSTFIELDS` (its
-    /// `MAX_INITIAL_POST_SIZE`): a body with file parts above it goes from cached pages when it can
-    /// (``CachedPagesReadAhead``), as the head goes out alone either way. 64 KiB.
-    static let postFieldsWithHeadLimit: UInt64 = 64 << 10
 
     /// The unsent bytes a resumable upload's connection keeps in the kernel at most
     /// (`TCP_NOTSENT_LOWAT`): without it Linux lets several MiB wait there, all lost and sent
@@ -280,54 +284,25 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport, Read
         return send
     }
 
-    /// Starts `send`. A body with file parts started where it was built, above 64 KiB, is read
-    /// from the files' cached pages by its transfer (their opens here; ``CachedPagesReadAhead``,
-    /// Linux); one up to 128 KiB is otherwise read whole first (here when the system holds its
-    /// files in memory, else on the reader pool) and sent from memory; a larger one is read ahead
-    /// by its transfer on the reader pool.
+    /// Starts `send`. A body with file parts up to ``smallBodyLimit`` is read whole on the reader
+    /// pool first, then sent from memory (no read-ahead pause and resume per small form); a larger
+    /// one is read ahead by its transfer (``BodyReadAhead``).
     private func begin(_ send: CurlSend) {
         let request = send.request
-        let fileBody = request.body.segments.flatMap { $0.isInMemory ? nil : $0 }
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
-        } else if let source = fileBody, source.length > Self.postFieldsWithHeadLimit, BodyBuildingThread.isCurrent,
-            openCachedPages(of: source, for: send)
-        {
-            // Above what libcurl writes with the head, no reason to read it all before the first byte goes.
-            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
-        } else if let source = fileBody, source.length <= Self.smallBodyLimit, BodyBuildingThread.isCurrent,
-            let bytes = CurlBodyBytes.readWithoutWaiting(source)
-        {
-            // Started where the body was built, its files already in memory: read here, no hand-off.
-            send.preload(bytes)
-            if !eventLoop.start(send) { send.complete(Self.stoppedError) }
-        } else if let source = fileBody, source.length <= Self.smallBodyLimit {
-            // A small body with file parts is read whole on the reader pool first, then sent
-            // from memory: no read-ahead hand-offs (a pause and a resume) per small form.
+        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit {
             let loop = eventLoop
-            BodyReaderPool.shared.submit {
+            BodyReadAhead.readWhole(source, files: files) { result in
                 guard !send.isCompleted else { return }
-                do throws(FormDataError) {
-                    send.preload(try CurlBodyBytes(reading: source))
-                } catch {
-                    send.complete(CurlSend.bodyReadError(error, body: request.body))
-                    return
+                switch result {
+                case .success(let bytes): send.preload(bytes)
+                case .failure(let error): return send.complete(CurlSend.bodyReadError(error, body: request.body))
                 }
                 if !loop.start(send) { send.complete(Self.stoppedError) }
             }
         } else if !eventLoop.start(send) {
             send.complete(Self.stoppedError)
         }
-    }
-
-    /// Whether `source`'s files were opened for `send` to read from their cached pages (Linux).
-    private func openCachedPages(of source: BodySource, for send: CurlSend) -> Bool {
-        #if os(Linux)
-        guard let opened = CachedPagesReadAhead.open(source) else { return false }
-        send.open(opened)
-        return true
-        #else
-        return false
-        #endif
     }
 }

@@ -7,11 +7,10 @@ import FormDataKitTestSupport
 import Testing
 @testable import FormDataKit
 
-/// A synchronous send's body read from cached pages (over 64 KiB, built where it is sent): the
-/// files its caller opened are closed by that caller once it leaves the loop it drove — before
-/// `startSynchronous()` returns, with no reader-pool worker woken for them.
-@Suite("Curl transport: a synchronous send closes its own files")
-struct CallersFilesTests {
+/// A synchronous send's small body (up to 128 KiB) is read whole on the reader pool before its
+/// exchange starts, and its files are closed there: none is open when `startSynchronous()` returns.
+@Suite("Curl transport: a synchronous send leaves none of its files open")
+struct SynchronousSendFilesTests {
     typealias Support = TransportTestSupport
 
     /// The paths of the process's open descriptors (`/proc/self/fd`).
