@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/random.h>
-#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -36,25 +35,6 @@ int64_t cfilespace_filesystem_type(int fd, const char *path) {
     (void)fd;
     (void)path;
     return 0;
-#endif
-}
-
-int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offset) {
-#if defined(__linux__) && defined(RWF_NOWAIT)
-    struct iovec piece = {buffer, (size_t)count};
-    for (;;) {
-        ssize_t got = preadv2(fd, &piece, 1, (off_t)offset, RWF_NOWAIT);
-        if (got >= 0) return (int64_t)got;
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) return -EAGAIN;
-        return -errno;
-    }
-#else
-    (void)fd;
-    (void)buffer;
-    (void)count;
-    (void)offset;
-    return -EAGAIN;
 #endif
 }
 
@@ -99,42 +79,5 @@ int cfilespace_prefer_throughput(void) {
     return pthread_setschedparam(pthread_self(), SCHED_BATCH, &parameter);
 #else
     return ENOSYS;
-#endif
-}
-
-int64_t cfilespace_pipe(int32_t ends[2], int64_t capacity) {
-#if defined(__linux__)
-    int fds[2];
-    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) return -errno;
-    int have = fcntl(fds[1], F_GETPIPE_SZ);
-    if (capacity > have && capacity <= (int64_t)0x40000000) {
-        int raised = fcntl(fds[1], F_SETPIPE_SZ, (int)capacity);
-        if (raised > 0) have = raised;
-    }
-    ends[0] = fds[0];
-    ends[1] = fds[1];
-    return have > 0 ? (int64_t)have : 4096;
-#else
-    (void)ends;
-    (void)capacity;
-    return -ENOSYS;
-#endif
-}
-
-int64_t cfilespace_splice_to_pipe(int fd, int64_t offset, int pipe_fd, int64_t count) {
-#if defined(__linux__)
-    loff_t position = (loff_t)offset;
-    for (;;) {
-        ssize_t moved = splice(fd, &position, pipe_fd, NULL, (size_t)count, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-        if (moved >= 0) return (int64_t)moved;
-        if (errno == EINTR) continue;
-        return -errno;
-    }
-#else
-    (void)fd;
-    (void)offset;
-    (void)pipe_fd;
-    (void)count;
-    return -ENOSYS;
 #endif
 }

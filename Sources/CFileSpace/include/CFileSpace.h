@@ -14,13 +14,6 @@ int cfilespace_reserve(int fd, int64_t length);
 /// told, and on other platforms. Swift's Glibc module does not expose `statfs`.
 int64_t cfilespace_filesystem_type(int fd, const char *path);
 
-/// Reads up to `count` bytes at `offset` of the open file `fd` into `buffer` only from what the
-/// system already holds in memory (Linux: preadv2(2) with RWF_NOWAIT): never waits for a disk
-/// or a network. Returns the bytes read (0 at the end of the file); -EAGAIN when the read would
-/// have to wait or cannot be done without waiting (the file system does not support it, other
-/// platforms); another negated errno value when the read failed.
-int64_t cfilespace_read_cached(int fd, void *buffer, int64_t count, int64_t offset);
-
 /// Fills `count` bytes at `buffer` from the system's random source in one getrandom(2) call on
 /// Linux (Swift's Glibc module does not expose it, and the standard library's generator makes
 /// one call per 8 bytes). Returns 0, or -1 when it could not (other platforms, or a call of
@@ -40,18 +33,5 @@ int cfilespace_name_thread(const char *name);
 /// waker's time slice ends or it sleeps. Its nice value is unchanged. Returns 0, or an error
 /// number (other platforms: ENOSYS).
 int cfilespace_prefer_throughput(void);
-
-/// Makes a pipe for a body read ahead (Linux: pipe2(2), both ends non-blocking and
-/// close-on-exec), its capacity raised towards `capacity` bytes (F_SETPIPE_SZ; the system may
-/// give less, or keep its default). Stores the read end in `ends[0]` and the write end in
-/// `ends[1]`. Returns the capacity it has, or a negated errno value (-ENOSYS on other platforms).
-int64_t cfilespace_pipe(int32_t ends[2], int64_t capacity);
-
-/// Moves up to `count` bytes at `offset` of the open file `fd` into the pipe `pipe_fd` without
-/// copying them (Linux: splice(2); the pipe side does not wait, the file side may). Returns the
-/// bytes moved (0 at the end of the file), -EAGAIN when the pipe is full, -EINVAL when this file
-/// cannot be spliced (read and write it instead), another negated errno value when it failed
-/// (-ENOSYS on other platforms).
-int64_t cfilespace_splice_to_pipe(int fd, int64_t offset, int pipe_fd, int64_t count);
 
 #endif

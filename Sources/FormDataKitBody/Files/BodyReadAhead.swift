@@ -19,9 +19,6 @@ import Foundation
 /// A body held wholly in memory is copied directly, without a worker. ``restart(at:)`` (libcurl
 /// rewinding the body, a retry) and ``cancel()`` abandon a read in progress: a worker stuck in
 /// it keeps its chunk until it returns, then drops what it read.
-///
-/// The one small-body fast path is here too: ``readWhole(_:files:pool:completion:)`` reads a
-/// small body whole on the pool, for a transport that sends it from memory.
 package final class BodyReadAhead: @unchecked Sendable {
     // `@unchecked`: every stored variable below `lock` is guarded by it; a chunk's memory is
     // written only by the one worker that marked it `filling`, and read only under the lock.

@@ -89,7 +89,7 @@ package final class BodyReaderPool: @unchecked Sendable {
         Thread.detachNewThread { [self] in
             // Named from the thread itself, so the system sees it (ps, /proc/…/comm; at most 15 bytes).
             ThreadName.setCurrent("FDK.BodyReader")
-            // Background work: a worker woken by the transport's thread (a pipe half read)
+            // Background work: a worker woken by the transport's thread (a chunk copied out)
             // does not preempt it, on a machine with as few cores as threads busy.
             #if os(Linux)
             _ = cfilespace_prefer_throughput()

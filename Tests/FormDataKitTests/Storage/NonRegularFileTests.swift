@@ -4,6 +4,7 @@
 import CFileSpace
 import Foundation
 import FormDataKitTestSupport
+import FormDataKitTesting
 import Testing
 @testable import FormDataKit
 
@@ -96,24 +97,28 @@ struct NonRegularFileTests {
     }
 
     @Test("an empty file swapped for a link to a /proc file after addFile: the send fails naming it (the read checks the opened file)")
-    func procFileSwappedBeforeSend() throws {
+    func procFileSwappedBeforeSend() async throws {
         let scratch = try Scratch()
         defer { scratch.cleanup() }
         // Empty, as /proc files say they are: the build's size check cannot tell them apart.
         let path = try scratch.write("empty.txt", "")
-        let request = FormDataRequest(url: URL(string: "http://127.0.0.1:9/upload")!)
-        request.transport = CurlTransport.shared
-        try request.addFile(path, forKey: "notes")
-        try FileManager.default.removeItem(atPath: path)
-        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/proc/self/status")
-        // The build checks size and type only (the empty size matches); reading the built body
-        // opens the file and refuses it, exactly.
-        try request.buildPostBody()
-        let built = try #require(request.state.withLock { $0.built })
-        #expect(throws: FormDataError.notARegularFile(path: path, kind: "procfs file")) { try built.source.readAll() }
-        let error = request.startSynchronous()
-        #expect("\(String(describing: error))".contains("procfs file"), "\(String(describing: error))")
-        #expect("\(String(describing: error))".contains(path), "\(String(describing: error))")
+        try await TransportTestSupport.withReceiver { receiver in
+            // To a receiver: the body is read ahead while the exchange connects, so a server that
+            // refuses the connection could answer first.
+            let request = FormDataRequest(url: receiver.url("/upload"))
+            request.transport = CurlTransport.shared
+            try request.addFile(path, forKey: "notes")
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/proc/self/status")
+            // The build checks size and type only (the empty size matches); reading the built body
+            // opens the file and refuses it, exactly.
+            try request.buildPostBody()
+            let built = try #require(request.state.withLock { $0.built })
+            #expect(throws: FormDataError.notARegularFile(path: path, kind: "procfs file")) { try built.source.readAll() }
+            let error = await TransportTestSupport.blocking { request.startSynchronous() }
+            #expect("\(String(describing: error))".contains("procfs file"), "\(String(describing: error))")
+            #expect("\(String(describing: error))".contains(path), "\(String(describing: error))")
+        }
     }
 
     @Test("when a body is read, each is refused without blocking: the FIFO is opened non-blocking")

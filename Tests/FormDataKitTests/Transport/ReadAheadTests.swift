@@ -93,7 +93,7 @@ struct ReadAheadTests {
     )
     func blockedCloseHoldsNoSend(synchronous: Bool) async throws {
         try await Support.withReceiver { receiver in
-            // Above the small-body limit: read ahead through the pool, let go where its transfer ends.
+            // Read ahead through the pool, let go where its transfer ends.
             let blockedFile = try Support.makeFile(size: 300_000, seed: 96, name: "blocked-close.bin")
             let otherFile = try Support.makeFile(size: 200_000, seed: 97)
             defer {
@@ -142,7 +142,7 @@ struct ReadAheadTests {
     func morePoolThreadsWhenReadersStall() async throws {
         try await Support.withReceiver { receiver in
             let blockedFiles = try (0..<3).map { try Support.makeFile(size: 100_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
-            // Above the small-body limit: the other sends' bodies are read ahead on the pool too.
+            // The other sends' bodies are read ahead on the pool too.
             let otherFile = try Support.makeFile(size: 200_000, seed: 95)
             defer {
                 blockedFiles.forEach { $0.remove() }
@@ -204,7 +204,7 @@ struct ReadAheadTests {
         }
     }
 
-    @Test("a small form goes out exact whether its file is in memory or was dropped from it (read whole on the pool either way)")
+    @Test("a small form goes out exact whether its file is in memory or was dropped from it (read ahead on the pool either way)")
     func smallBodyReadWhereBuiltOrOnPool() async throws {
         try await Support.withReceiver { receiver in
             let transport = CurlTransport()

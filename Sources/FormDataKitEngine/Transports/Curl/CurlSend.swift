@@ -10,15 +10,11 @@ import Foundation
 /// callbacks run elsewhere), so no other transfer waits on it.
 final class CurlSend: TransportTask, @unchecked Sendable {
     // `@unchecked`: `current` is touched only on the event loop's thread; `completed` is locked;
-    // `preloadedBody` and `clientCertificateFiles` are written once before the event loop sees
-    // the exchange.
+    // `clientCertificateFiles` is written once before the event loop sees the exchange.
     /// Kept so the transport (and its event loop) lives while the exchange is in flight.
     let transport: CurlTransport
     /// The request.
     let request: TransportRequest
-    /// A small body with file parts, read whole on the reader pool before the exchange is
-    /// handed to the event loop (set once, before that; ``preload(_:)``).
-    private(set) var preloadedBody: WholeBody?
     /// The client certificate's files, read on the reader pool before the exchange reaches the
     /// event loop (set once, before that): libcurl gets them from memory, never reading a file on
     /// the transport's thread at a handshake.
@@ -46,9 +42,6 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// Whether the exchange has ended (a start after that is ignored).
     var isCompleted: Bool { completed.current }
 
-    /// Sends the body from `bytes` (the same bytes, read into memory), before the exchange starts.
-    func preload(_ bytes: WholeBody) { preloadedBody = bytes }
-
     /// Reads the request's client certificate files (on the reader pool, before the exchange starts).
     /// - Throws: what reading a file throws (``WholeFileReading/read(_:)``), naming it.
     func readClientCertificate() throws(FormDataError) {
@@ -74,7 +67,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     /// The transfer, set up on `easy` (a reset handle of an earlier transfer) or on a new handle.
     func makeTransfer(reusing easy: UnsafeMutableRawPointer?, transfersInFlight: Int) throws(FormDataError) -> CurlTransfer {
-        let transfer = CurlTransfer(send: self, request: request, authSchemes: authSchemes, body: preloadedBody)
+        let transfer = CurlTransfer(send: self, request: request, authSchemes: authSchemes)
         try transfer.prepare(configuration: transport.configuration, reusing: easy, transfersInFlight: transfersInFlight)
         current = transfer
         return transfer

@@ -7,8 +7,8 @@ import Foundation
 /// event loop's thread, where libcurl calls its callbacks; what arrives goes straight to the
 /// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
 ///
-/// A body up to ``CurlTransport/smallBodyLimit`` goes to libcurl whole, from memory
-/// (``WholeBody``, `POSTFIELDS`). A larger one is read from its ``BodySource`` ahead of
+/// A body held in memory up to ``CurlTransport/smallBodyLimit`` goes to libcurl whole
+/// (``CurlBodyBytes``, `POSTFIELDS`). Any other is read from its ``BodySource`` ahead of
 /// libcurl, on the ``BodyReaderPool`` (never on the event loop's thread: a slow file system must
 /// not hold every other send), into a bounded ``BodyReadAhead``; libcurl's read callback only
 /// copies from it, and pauses the transfer while it is empty.
@@ -26,8 +26,8 @@ final class CurlTransfer {
 
     // Body (read by CurlTransfer+Upload.swift)
     let bodySource: BodySource?
-    /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies).
-    private var bodyBytes: WholeBody?
+    /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies held in memory).
+    private var bodyBytes: CurlBodyBytes?
     var readAhead: BodyReadAhead?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     var pausedForBody = false
@@ -67,13 +67,12 @@ final class CurlTransfer {
     /// The connection a resumable upload's request began on, watched (``UnreadAtClose``).
     var watchedConnection: UnreadAtClose.Connection?
 
-    init(send: CurlSend, request: TransportRequest, authSchemes: Int, body: WholeBody?) {
+    init(send: CurlSend, request: TransportRequest, authSchemes: Int) {
         self.send = send
         self.request = request
         self.authSchemes = authSchemes
         errorBuffer.initialize(repeating: 0, count: 256)
         bodySource = request.body.segments
-        bodyBytes = body
         uploadReports = UploadProgressReports(bodyLength: Int64(clamping: request.body.length))
     }
 
@@ -117,9 +116,7 @@ final class CurlTransfer {
     func prepare(
         configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?, transfersInFlight: Int
     ) throws(FormDataError) {
-        if bodyBytes == nil, let source = bodySource, source.isInMemory, source.length <= CurlTransport.smallBodyLimit {
-            bodyBytes = try WholeBody(reading: source)  // memory only: no file is read here
-        }
+        if let source = bodySource, source.length <= CurlTransport.smallBodyLimit { bodyBytes = CurlBodyBytes(copying: source) }
         guard let easy = reused ?? ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
         }
@@ -148,9 +145,8 @@ final class CurlTransfer {
             // A quarter of the body, and a fair share of four configured buffers among the
             // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
             // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
-            // A small body (up to 128 KiB: from memory, `POSTFIELDS`) gets
-            // room for all of it: above 64 KiB libcurl sends it after the head in one piece, not
-            // in 64 KiB pieces with a round of the loop between them.
+            // A small body (up to 128 KiB) gets room for all of it: above 64 KiB libcurl sends it
+            // after the head in one piece, not in 64 KiB pieces with a round of the loop between.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
             let whole = bodyBytes?.count ?? (length <= CurlTransport.smallBodyLimit ? Int(length) : nil)
             let wholeOrQuarter = whole.map { ($0 + 0x3FFF) & ~0x3FFF } ?? Int(clamping: length / 4)

@@ -7,8 +7,8 @@ import Foundation
 /// - The body streams from its parts (``streamsBodySource`` is true): libcurl's read callback
 ///   fills its upload buffer straight from the `BodySource` — literal bytes and file ranges —
 ///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
-///   by one upload buffer per send. A body up to 128 KiB is handed to libcurl whole, from
-///   memory (its file parts read on the reader pool first, never on the transport's thread).
+///   by one upload buffer per send, its files read ahead on the reader pool (never on the
+///   transport's thread). A body held in memory up to 128 KiB is handed to libcurl whole.
 ///   A file whose size changed fails the send with
 ///   `FormDataError.fileChanged(path:expectedSize:actualSize:)` (inside
 ///   `FormDataError.internalErrorWhileBuilding(underlying:)`) and the body is cut short, so
@@ -221,9 +221,8 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ]
     }
 
-    /// Bodies up to this many bytes are sent from memory as libcurl's `POSTFIELDS`
-    /// (``WholeBody``): one with file parts is read whole on the reader pool before the exchange
-    /// starts (never on the transport's thread). 128 KiB.
+    /// Bodies held in memory up to this many bytes are sent as libcurl's `POSTFIELDS`
+    /// (``CurlBodyBytes``). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
     /// The unsent bytes a resumable upload's connection keeps in the kernel at most
@@ -284,23 +283,10 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         return send
     }
 
-    /// Starts `send`. A body with file parts up to ``smallBodyLimit`` is read whole on the reader
-    /// pool first, then sent from memory (no read-ahead pause and resume per small form); a larger
-    /// one is read ahead by its transfer (``BodyReadAhead``).
+    /// Starts `send` on the event loop: its body is read there by its transfer (``BodyReadAhead``).
     private func begin(_ send: CurlSend) {
-        let request = send.request
         if let reason = CurlLibrary.loadError {
             send.complete(.unableToCreateRequest(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: reason)))
-        } else if let source = request.body.segments, !source.isInMemory, source.length <= Self.smallBodyLimit {
-            let loop = eventLoop
-            BodyReadAhead.readWhole(source, files: files) { result in
-                guard !send.isCompleted else { return }
-                switch result {
-                case .success(let bytes): send.preload(bytes)
-                case .failure(let error): return send.complete(CurlSend.bodyReadError(error, body: request.body))
-                }
-                if !loop.start(send) { send.complete(Self.stoppedError) }
-            }
         } else if !eventLoop.start(send) {
             send.complete(Self.stoppedError)
         }
