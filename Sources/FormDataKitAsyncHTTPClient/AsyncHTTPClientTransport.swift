@@ -10,10 +10,10 @@ import NIOSSL
 /// Sends requests with one long-lived AsyncHTTPClient `HTTPClient` (SwiftNIO): the fast path on
 /// Linux.
 ///
-/// - An encoded body (``TransportRequest/Body/source(_:)``) is streamed as it is read — literal
-///   segments as they are, file ranges in chunks of ``Configuration/chunkSize`` on the
-///   transport's own file-reading thread (never the cooperative pool) — with its exact
-///   `Content-Length` and real backpressure. A
+/// - An encoded body (``TransportRequest/Body/source(_:)``) is streamed as it is read — by the
+///   engine's one body reader, in chunks of ``Configuration/chunkSize`` read ahead on its reader
+///   pool (never on an event loop or the cooperative pool) — with its exact `Content-Length` and
+///   real backpressure: a chunk is taken only once the one before was written. A
 ///   ``FormDataRequest`` sent through this transport is never spooled to a temporary file
 ///   (``streamsBodySource`` is true). A file whose size changed since the length was computed
 ///   fails the send with ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` (wrapped
@@ -89,9 +89,6 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     /// The settings the transport was created with.
     public let configuration: Configuration
     private let client: HTTPClient
-    /// The thread that reads file ranges (one, so chunk buffers come from one malloc arena and
-    /// peak memory stays flat; reads are short and sequential per send).
-    private let fileIO: NIOThreadPool
 
     /// A transport with its own `HTTPClient` on NIO's shared event loop group. Call
     /// ``shutdown()`` when done with it.
@@ -110,8 +107,6 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         // does) instead of being retried with backoff until the idle timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
-        fileIO = NIOThreadPool(numberOfThreads: 1)
-        fileIO.start()
     }
 
     /// `seconds` as a Duration, an infinite or huge value clamped to ~10 years (no trap).
@@ -120,11 +115,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     }
 
     /// Shuts the client down: sends in flight fail, later sends fail with a connection failure.
-    /// - Throws: what shutting down AsyncHTTPClient's client or NIO's thread pool throws (a second
-    ///   shutdown, for one).
+    /// - Throws: what shutting down AsyncHTTPClient's client throws (a second shutdown, for one).
     public func shutdown() async throws {
         try await client.shutdown()
-        try await fileIO.shutdownGracefully()
     }
 
     /// Every form: a ``FormDataRequest`` hands this transport its encoded body unspooled, which it
@@ -147,7 +140,7 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     ///   - observer: told of progress, the response head and the completion.
     /// - Returns: a task that cancels the send.
     public func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
-        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize, fileIO: fileIO)
+        let send = Send(request: request, observer: observer, chunkSize: configuration.chunkSize)
         send.run(on: client)
         return AsyncHTTPClientTransportTask(send: send)
     }
@@ -161,25 +154,23 @@ struct AsyncHTTPClientTransportTask: TransportTask {
 }
 
 /// One exchange on AsyncHTTPClient's delegate API: everything runs on NIO's event loops and the
-/// transport's file-reading thread, never on the Swift concurrency pool (a busy pool cannot
+/// body reader's pool, never on the Swift concurrency pool (a busy pool cannot
 /// delay a send, or make it look idle).
 final class Send: @unchecked Sendable {
     // `@unchecked`: the mutable fields are touched only under `lock`.
     private let request: TransportRequest
     private let observer: any TransportObserver
     private let chunkSize: Int
-    private let fileIO: NIOThreadPool
     private let lock = NSLock()
     private var task: HTTPClient.Task<Void>?
     private var cancelled = false
     private var bodyError: FormDataError?
     private var handedOver: Int64 = 0
 
-    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int, fileIO: NIOThreadPool) {
+    init(request: TransportRequest, observer: any TransportObserver, chunkSize: Int) {
         self.request = request
         self.observer = observer
         self.chunkSize = chunkSize
-        self.fileIO = fileIO
     }
 
     func cancel() {
@@ -233,11 +224,13 @@ final class Send: @unchecked Sendable {
         }
         var body: HTTPClient.Body?
         if let source = request.body.segments {
-            let reader = ChunkReader(source.makeReader(chunkSize: chunkSize), chunkSize: chunkSize)
+            let chunkSize = self.chunkSize
             body = .stream(contentLength: Int64(clamping: request.body.length)) { [weak self] writer in
                 let loop = MultiThreadedEventLoopGroup.singleton.any()
                 guard let self else { return loop.makeFailedFuture(HTTPClientError.cancelled) }
-                return pump(reader, into: writer, on: loop, remaining: Int64(clamping: request.body.length)).flatMapErrorThrowing {
+                let stream = BodyStream(source, chunkSize: chunkSize, loop: loop)
+                let length = Int64(clamping: request.body.length)
+                return stream.write(into: writer, remaining: length) { [weak self] count in self?.handedOver(count) }.flatMapErrorThrowing {
                     [weak self] error in
                     if let error = error as? FormDataError { self?.bodyFailed(error) }
                     throw error
@@ -245,24 +238,6 @@ final class Send: @unchecked Sendable {
             }
         }
         return try HTTPClient.Request(url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
-    }
-
-    /// Reads the next chunk on the transport's file thread and writes it, then the next: a read
-    /// starts only once the chunk before was written (backpressure, two buffers). The body ends
-    /// with its last chunk's write (`remaining` bytes are left to send): a server that answers as
-    /// soon as it has every byte must not find the request still open, or AsyncHTTPClient keeps
-    /// the connection leased (8 such sends emptied its pool in W5's 100 KiB row).
-    private func pump(
-        _ reader: ChunkReader, into writer: HTTPClient.Body.StreamWriter, on loop: any EventLoop, remaining: Int64
-    ) -> EventLoopFuture<Void> {
-        guard remaining > 0 else { return loop.makeSucceededVoidFuture() }
-        return fileIO.runIfActive(eventLoop: loop) { try reader.next() }.flatMap { [self] chunk in
-            guard let chunk else { return loop.makeSucceededVoidFuture() }  // short: the length check fails the send
-            handedOver(chunk.readableBytes)
-            let left = remaining - Int64(chunk.readableBytes)
-            let written = writer.write(.byteBuffer(chunk))
-            return left <= 0 ? written : written.flatMap { [self] in pump(reader, into: writer, on: loop, remaining: left) }
-        }
     }
 
     // MARK: - Body callbacks
