@@ -3,7 +3,7 @@ import Foundation
 
 /// Resumable uploads for the manager's tasks (beyond AFNetworking, which started a dropped
 /// upload again from its first byte): the same engine as
-/// `FormDataRequest.shouldResumeInterruptedUploads` (see the README's "Resumable uploads").
+/// `FormDataRequest.shouldResumeInterruptedUploads` (see the ResumableUploads article).
 extension AFHTTPSessionManager {
     /// Whether an upload whose connection is lost mid-body is resumed from the server's offset
     /// (Resumable Uploads for HTTP; off by default). Needs `CurlTransport` (the default on

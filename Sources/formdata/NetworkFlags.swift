@@ -3,7 +3,7 @@ import FormDataKit
 import Foundation
 
 /// `formdata post`'s network flags, named as curl names them; each sets the matching
-/// ``FormDataRequest`` property (see the README's "Network features").
+/// ``FormDataRequest`` property (see the NetworkFeatures article).
 struct NetworkFlags: ParsableArguments {
     @Option(
         name: .customLong("proxy"),

@@ -7,7 +7,7 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the form receiver and print every request: method, headers, fields, files (size, sha256).",
         discussion: """
-            Limits (defaults in the README's bounds table): --max-connections (excess answered 503), \
+            Limits (defaults in the Reliability article's bounds table): --max-connections (excess answered 503), \
             --head-timeout and --body-idle-timeout in seconds (slow clients get 408), --max-body \
             (413), --max-inflated (one gzip body inflated, 413) and --max-buffered (what all requests \
             at once hold to inflate and parse, 413), --record-max and --record-total-max for captures. \

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// ASIHTTPRequest's network properties: authentication, proxy, bandwidth, TLS, cookies. They
 /// reach the transport as the request's ``NetworkOptions``; ``CurlTransport`` (the Linux
-/// default) applies every one, the README's transport table says what the others do.
+/// default) applies every one, the transports article (ChoosingATransport) says what the others do.
 extension FormDataRequest {
     // MARK: Authentication
 

@@ -33,7 +33,7 @@ extension FormDataRequest {
     /// How many times a timed-out request is sent again (the same body; a spooled body file is
     /// kept until the last try); 0 by default. ASIHTTPRequest's meaning: any timeout, at once —
     /// also a POST whose body the server already processed. Not used when ``retryPolicy`` is set
-    /// (see "Retries that never post twice" in the README).
+    /// (see the Retries article).
     public var numberOfTimesToRetryOnTimeout: Int {
         get { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout } }
         set { sending.withLock { $0.settings.numberOfTimesToRetryOnTimeout = max(0, newValue) } }
@@ -91,7 +91,7 @@ extension FormDataRequest {
     /// stops as soon as a body grows past it and the send fails with
     /// `FormDataError.responseTooLarge(limit:)`, so a hostile or broken server cannot exhaust
     /// memory. 256 MiB by default (``defaultMaximumResponseSize``). Enforced by the curl transport
-    /// (the Linux default); see the README's transport table for the others.
+    /// (the Linux default); see the transports article (ChoosingATransport) for the others.
     public var maximumResponseSize: UInt64 {
         get { sending.withLock { $0.settings.maximumResponseSize } }
         set { sending.withLock { $0.settings.maximumResponseSize = newValue } }

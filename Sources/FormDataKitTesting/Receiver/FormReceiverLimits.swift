@@ -3,7 +3,7 @@ import Foundation
 
 extension FormReceiver {
     /// Bounds on what clients can make the receiver hold — connections, time, bytes — and on how
-    /// much it remembers and records. Every one is configurable; the defaults are in the README's
+    /// much it remembers and records. Every one is configurable; the defaults are in the Reliability article's
     /// bounds table.
     public struct Limits: Sendable, Equatable {
         /// The largest inflated size of one `Content-Encoding: gzip` body; inflation stops as

@@ -14,7 +14,7 @@ import NIOPosix
 /// is handled on a thread of its own (blocking reads of its body, hashing, parsing), so at most
 /// ``Configuration/maxConnections`` such threads exist, and an idle connection holds none.
 package final class LoopbackHTTPServer: Sendable {
-    /// The limits. Every one is configurable; see the README's bounds table for the defaults.
+    /// The limits. Every one is configurable; the defaults are in the Reliability article's bounds table.
     package struct Configuration: Sendable, Equatable {
         /// The most connections open at once; one more is answered 503 and closed at once.
         package var maxConnections = 512

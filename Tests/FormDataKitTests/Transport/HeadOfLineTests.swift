@@ -9,7 +9,7 @@ struct HeadOfLineTests {
     typealias Support = TransportTestSupport
 
     /// The streaming transports, each a fresh instance. (URLSession on Linux cannot pass: see
-    /// the README's transport table.)
+    /// the transports article's table (ChoosingATransport).)
     typealias Kind = StreamingTransportKind
 
     @Test(

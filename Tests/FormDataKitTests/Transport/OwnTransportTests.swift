@@ -2,7 +2,7 @@ import FormDataKit
 import Foundation
 import Testing
 
-/// The README's transport of one's own, as written there.
+/// The Sending article's transport of one's own, as written there.
 struct CannedTransport: FormDataTransport {
     struct NoTask: TransportTask { func cancel() {} }
     func start(_ request: TransportRequest, observer: any TransportObserver) -> any TransportTask {
@@ -43,7 +43,7 @@ final class RedirectingTransport: FormDataTransport, @unchecked Sendable {
 
 @Suite("A transport of one's own: one exchange, the rest is the send driver's")
 struct OwnTransportTests {
-    @Test("the README's CannedTransport: the response, progress at exactly 1.0")
+    @Test("the Sending article's CannedTransport: the response, progress at exactly 1.0")
     func readmeTransport() async throws {
         let request = FormDataRequest(url: URL(string: "http://example.invalid/upload")!)
         request.transport = CannedTransport()
