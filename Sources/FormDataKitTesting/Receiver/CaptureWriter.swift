@@ -8,7 +8,7 @@ import Foundation
 
 extension FormReceiver {
     /// The highest number `N` of a capture `N-METHOD.http` in `directory` (0 when there is none).
-    package static func highestCaptureNumber(in directory: URL) -> Int {
+    static func highestCaptureNumber(in directory: URL) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.compactMap { name -> Int? in
             guard name.hasSuffix(".http"), let dash = name.firstIndex(of: "-") else { return nil }

@@ -258,7 +258,7 @@ public final class FormReceiver: Sendable {
     /// The wait `/delay/<argument>` asks for, in milliseconds: 1000 without an argument; nil
     /// (answered 400) unless the argument is decimal digits for at most
     /// ``maximumDelayMilliseconds``.
-    package static func delayMilliseconds(_ argument: String?) -> UInt64? {
+    static func delayMilliseconds(_ argument: String?) -> UInt64? {
         guard let argument else { return 1000 }
         guard !argument.isEmpty, argument.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
             let value = UInt64(argument), value <= maximumDelayMilliseconds

@@ -197,7 +197,7 @@ extension FormReceiver {
     /// delimiters without parsing (multipart: `--boundary` occurrences minus the closing one;
     /// URL-encoded: `&` separators plus one), and counting stops once it is over `limit`; nil for
     /// other content types.
-    package static func partCountUpperBound(_ body: Data, contentType: String, stoppingAbove limit: Int) -> Int? {
+    static func partCountUpperBound(_ body: Data, contentType: String, stoppingAbove limit: Int) -> Int? {
         let mediaType = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         let cap = limit < Int.max - 2 ? limit + 2 : Int.max
         switch mediaType {

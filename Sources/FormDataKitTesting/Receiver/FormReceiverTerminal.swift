@@ -38,7 +38,7 @@ extension ReceivedRequest {
     }
 
     /// The header fields whose values `formdata serve` does not print unless `--show-secrets`.
-    package static let secretHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+    static let secretHeaderNames: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
     /// This request with the values of its `Authorization`, `Cookie` and `Proxy-Authorization`
     /// fields replaced by `[redacted, N bytes]` (what `formdata serve` prints by default).

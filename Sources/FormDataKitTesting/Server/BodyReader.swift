@@ -9,12 +9,12 @@ package final class BodyReader: @unchecked Sendable {
     // `@unchecked`: every mutable property is guarded by `condition`.
 
     /// Why the body ended before its end.
-    package struct Broken: Error, CustomStringConvertible {
-        package var description: String
+    struct Broken: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// Bytes waiting above which the connection stops reading: 256 KiB.
-    package static let highWater = 256 << 10
+    static let highWater = 256 << 10
 
     private let condition = NSCondition()
     private var chunks: [Data] = []

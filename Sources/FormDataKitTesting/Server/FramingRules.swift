@@ -11,16 +11,16 @@
 /// - `Transfer-Encoding` on HTTP/1.0 (§6.1: a 1.0 message with it is faulty): 400.
 /// - `Content-Length` that is not 1 to 19 decimal digits (a sign, hex, spaces, a list) or
 ///   that differs between two fields: 400.
-package enum FramingRules {
+enum FramingRules {
     /// Why a head is refused: the status to answer and a sentence for the body and the log.
-    package struct Rejection: Sendable, Equatable, Error {
-        package var status: Int
-        package var reason: String
+    struct Rejection: Sendable, Equatable, Error {
+        var status: Int
+        var reason: String
     }
 
     /// The rejection for a request of HTTP/1.`minorVersion` with `headers`, or nil when its
     /// framing is sound.
-    package static func check(minorVersion: Int, headers: [(name: String, value: String)]) -> Rejection? {
+    static func check(minorVersion: Int, headers: [(name: String, value: String)]) -> Rejection? {
         var transferEncodings: [String] = []
         var lengths: [String] = []
         for (name, value) in headers {

@@ -25,7 +25,7 @@ package final class LoopbackHTTPServer: Sendable {
         package var bodyIdleDeadline: Double = 30
         /// The most bytes of header fields (llhttp's count: names and values) in a request
         /// head; a larger head is answered 431.
-        package var maxHeadBytes = 64 << 10
+        var maxHeadBytes = 64 << 10
         /// The largest body; a larger one is answered 413 (as soon as its `Content-Length`
         /// says so, or when the bytes pass it) and the connection closed.
         package var maxBodyBytes: Int64 = 16 << 30
@@ -33,7 +33,7 @@ package final class LoopbackHTTPServer: Sendable {
         package var backlog: Int32 = 256
         /// Seconds a refused client may go on sending (read and dropped) before the connection
         /// is closed.
-        package var lingerSeconds: Double = 1
+        var lingerSeconds: Double = 1
 
         package init() {}
     }
@@ -41,7 +41,7 @@ package final class LoopbackHTTPServer: Sendable {
     /// The port it listens on.
     package let port: UInt16
     /// The limits it enforces.
-    package let configuration: Configuration
+    let configuration: Configuration
     private let serverChannel: any Channel
     private let connections: ConnectionRegistry
 
@@ -61,7 +61,7 @@ package final class LoopbackHTTPServer: Sendable {
     ///   - handler: answers each request, on a thread of its own.
     /// - Returns: the listening server.
     /// - Throws: what binding throws (an address in use, not an IP address).
-    package static func start(
+    static func start(
         host: String, port: UInt16, configuration: Configuration = Configuration(), log: @escaping Log = { _ in },
         handler: @escaping Handler
     ) async throws -> LoopbackHTTPServer {
@@ -141,11 +141,11 @@ package final class LoopbackHTTPServer: Sendable {
     }
 
     /// How many connections are open now.
-    package var openConnections: Int { connections.count }
+    var openConnections: Int { connections.count }
 
     /// Stops accepting and closes the open connections (requests being handled finish on their
     /// threads; their answers are dropped).
-    package func stop() async {
+    func stop() async {
         try? await serverChannel.close()
         for channel in connections.closeAll() {
             try? await channel.close()
@@ -155,7 +155,7 @@ package final class LoopbackHTTPServer: Sendable {
     /// ``stop()`` from synchronous code, safe on any thread: off an event-loop thread it is
     /// ``stopBlocking()``; on one (a SwiftNIO loop thread must never wait) it starts the closes
     /// and returns at once — they complete when that loop runs again.
-    package func stopFromAnyThread() {
+    func stopFromAnyThread() {
         guard MultiThreadedEventLoopGroup.currentEventLoop != nil else { return stopBlocking() }
         serverChannel.close(promise: nil)
         for channel in connections.closeAll() { channel.close(promise: nil) }
@@ -165,7 +165,7 @@ package final class LoopbackHTTPServer: Sendable {
     /// waits for it: for tests of what a call does there.
     /// - Parameter body: what to run on the loop.
     /// - Throws: what submitting to the loop throws (a loop that is shutting down).
-    package static func onEventLoop(_ body: @escaping @Sendable () -> Void) async throws {
+    static func onEventLoop(_ body: @escaping @Sendable () -> Void) async throws {
         try await MultiThreadedEventLoopGroup.singleton.any().submit(body).get()
     }
 

@@ -4,25 +4,25 @@ extension LoopbackHTTPServer {
     /// One request's head, as NIOHTTP1's decoder read it off the connection.
     package struct Request: Sendable {
         /// The method, as sent.
-        package var method: String
+        var method: String
         /// The request target, as sent (percent-encoded).
-        package var target: String
+        var target: String
         /// `HTTP/1.1` or `HTTP/1.0`.
-        package var version: String
+        var version: String
         /// The header fields in the order they came, names as sent.
-        package var headers: [(name: String, value: String)]
+        var headers: [(name: String, value: String)]
 
         /// The path part of the target, still percent-encoded.
-        package var encodedPath: String { String(target.prefix { $0 != "?" }) }
+        var encodedPath: String { String(target.prefix { $0 != "?" }) }
         /// The query part of the target (after `?`), still percent-encoded; empty when absent.
-        package var encodedQuery: String {
+        var encodedQuery: String {
             guard let mark = target.firstIndex(of: "?") else { return "" }
             return String(target[target.index(after: mark)...])
         }
         /// The path, percent-decoded (the encoded one when it does not decode).
-        package var path: String { encodedPath.removingPercentEncoding ?? encodedPath }
+        var path: String { encodedPath.removingPercentEncoding ?? encodedPath }
         /// The query's `name=value` pairs, percent-decoded.
-        package var query: [(name: String, value: String)] {
+        var query: [(name: String, value: String)] {
             encodedQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 let decode = { (text: Substring) in String(text).removingPercentEncoding ?? String(text) }
@@ -31,20 +31,20 @@ extension LoopbackHTTPServer {
         }
 
         /// The first value of header `name` (compared without regard to case).
-        package func header(_ name: String) -> String? {
+        func header(_ name: String) -> String? {
             headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
 
         /// Whether the body came with `Transfer-Encoding: chunked` (the only transfer coding the
         /// server lets through: see ``FramingRules``).
-        package var isChunked: Bool { header("Transfer-Encoding") != nil }
+        var isChunked: Bool { header("Transfer-Encoding") != nil }
     }
 
     /// What the handler answers.
     package struct Response: Sendable {
-        package var status: Int
-        package var headers: [(name: String, value: String)]
-        package var body: Data
+        var status: Int
+        var headers: [(name: String, value: String)]
+        var body: Data
 
         package init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
             self.status = status
@@ -53,7 +53,7 @@ extension LoopbackHTTPServer {
         }
 
         /// A `text/plain` answer (the server's own refusals).
-        package static func text(_ status: Int, _ message: String) -> Response {
+        static func text(_ status: Int, _ message: String) -> Response {
             Response(
                 status: status, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
                 body: Data((message + "\n").utf8))

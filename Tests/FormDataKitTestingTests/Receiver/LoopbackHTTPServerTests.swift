@@ -1,7 +1,7 @@
 import Foundation
 import FormDataKitTestSupport
 import FormDataKit
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Testing
 
 /// The receiver's HTTP/1.1 server (threads of its own, no Swift concurrency) against an

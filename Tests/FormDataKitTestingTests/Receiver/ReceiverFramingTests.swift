@@ -1,5 +1,5 @@
 import FormDataKit
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Foundation
 import Testing
 

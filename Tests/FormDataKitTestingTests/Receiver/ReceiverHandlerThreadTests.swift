@@ -1,5 +1,5 @@
 import Foundation
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Testing
 
 /// The receiver runs each request's handler on a thread (handlers block on the body), reused from

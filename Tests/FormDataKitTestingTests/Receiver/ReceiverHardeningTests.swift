@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import FormDataKit
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Foundation
 import FormDataKitTestSupport
 import Testing

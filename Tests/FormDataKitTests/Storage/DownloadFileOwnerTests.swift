@@ -8,7 +8,7 @@ import Darwin
 #endif
 import Foundation
 import FormDataKitTestSupport
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Testing
 
 @testable import FormDataKit

@@ -2,7 +2,7 @@
 @testable import FormDataKitEngine
 @testable import FormDataKitWire
 import Foundation
-import FormDataKitTesting
+@testable import FormDataKitTesting
 import Testing
 
 @testable import FormDataKit
