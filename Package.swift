@@ -131,7 +131,8 @@ let package = Package(
             // it too: the driver runs it as a measured child process. So is ResumableUploadServer
             // with its trait: the `resume` workload sends to it (without the trait, not built).
             dependencies: [
-                "FormDataKit", .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
+                "FormDataKit", "FormDataKitAF",
+                .target(name: "FormDataKitAsyncHTTPClient", condition: .when(traits: asyncHTTPClient)),
                 "FormDataKitTesting", "formdata-bench-child",
                 .target(name: "ResumableUploadServer", condition: .when(traits: resumableUploadServer)),
             ]
