@@ -60,21 +60,13 @@ extension FormDataRequest {
                 return raw.reduce(into: Data()) { if case .bytes(let data) = $1 { $0.append(data) } }
             }
         }
-        set {
-            state.withLock { state in
-                state.rawBody = newValue.map { [.bytes($0)] }
-                state.invalidateBody()
-            }
-        }
+        set { mutateBody { $0.rawBody = newValue.map { [.bytes($0)] } } }
     }
 
     /// Appends `data` to the raw body (ASIHTTPRequest's `appendPostData:`); see ``postBody``.
     /// - Parameter data: the bytes to add at the end of the raw body.
     public func appendPostData(_ data: Data) {
-        state.withLock { state in
-            state.rawBody = (state.rawBody ?? []) + [.bytes(data)]
-            state.invalidateBody()
-        }
+        mutateBody { $0.rawBody = ($0.rawBody ?? []) + [.bytes(data)] }
     }
 
     /// Appends the file at `path` to the raw body (ASIHTTPRequest's `appendPostDataFromFile:`):
@@ -86,10 +78,7 @@ extension FormDataRequest {
     /// - Parameter path: the file whose contents are added at the end of the raw body.
     public func appendPostDataFromFile(_ path: String) throws(FormDataError) {
         _ = try FileInspection.regularFileSize(at: path)
-        state.withLock { state in
-            state.rawBody = (state.rawBody ?? []) + [.file(path: path)]
-            state.invalidateBody()
-        }
+        mutateBody { $0.rawBody = ($0.rawBody ?? []) + [.file(path: path)] }
     }
 
     /// The path of the body spooled to a temporary file, for a body kept on disk (forms with
@@ -111,30 +100,27 @@ extension FormDataRequest {
     /// throws `FormDataError.notARegularFile(path:kind:)` naming it, and a send fails with it —
     /// before a byte is read.
     public var postBodyFilePath: String? {
-        get { currentPostBodyFilePath }
+        get {
+            // The caller's own file for a raw file body, else the spool (made now if the body is
+            // kept on disk and not spooled yet).
+            if let raw = state.withLock({ $0.rawBody }), raw.count == 1, case .file(let path) = raw[0] { return path }
+            let pending = state.withLock { state -> (BodySource, UInt64)? in
+                guard let built = state.built, built.spooledFile == nil, built.postBody == nil, built.compressed == nil,
+                    built.source.length > 0
+                else { return nil }
+                return (built.source, state.generation)
+            }
+            if let (source, generation) = pending, let file = try? BodySpooler.spool(source), !keepSpool(file, generation: generation) {
+                file.remove()
+            }
+            return state.withLock { $0.built?.spooledFile?.path }
+        }
         set {
-            state.withLock { state in
+            mutateBody { state in
                 state.rawBody = newValue.map { [.file(path: $0)] }
                 if newValue != nil { state.shouldStreamPostDataFromDisk = true }
-                state.invalidateBody()
             }
         }
-    }
-
-    /// ``postBodyFilePath``'s value: the caller's own file for a raw file body, else the spool
-    /// (made now if the body is kept on disk and not spooled yet).
-    private var currentPostBodyFilePath: String? {
-        if let raw = state.withLock({ $0.rawBody }), raw.count == 1, case .file(let path) = raw[0] { return path }
-        let pending = state.withLock { state -> (BodySource, UInt64)? in
-            guard let built = state.built, built.spooledFile == nil, built.postBody == nil, built.compressed == nil,
-                built.source.length > 0
-            else { return nil }
-            return (built.source, state.generation)
-        }
-        if let (source, generation) = pending, let file = try? BodySpooler.spool(source), !keepSpool(file, generation: generation) {
-            file.remove()
-        }
-        return state.withLock { $0.built?.spooledFile?.path }
     }
 
     /// Keeps `file`, a spool of the body of `generation`, as the built body's spool. False when
@@ -182,14 +168,48 @@ extension FormDataRequest {
     /// The encoded body of the last build, as segments (for transports and tests).
     public var bodySource: BodySource? { state.withLock { $0.built?.source } }
 
-    /// Encodes and stores a body for `snapshot`. Runs outside the state lock.
-    static func makeBody(from snapshot: RequestState, lengthOnly: Bool = false) throws(FormDataError) -> BuiltBody {
+    /// Encodes and places a body for `snapshot`. Runs outside the state lock.
+    static func makeBody(from snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+        let debug = snapshot.shouldLogDebugBody || debugFormDataRequests
+        guard let encoded = try encode(snapshot, debug: debug) else { return .none }
+        return try place(encoded.body, onDisk: encoded.onDisk, snapshot: snapshot)
+    }
+
+    /// The length of the encoded (uncompressed) body of `snapshot`: encoded as segments, never
+    /// compressed, kept in memory or spooled.
+    static func encodedLength(of snapshot: RequestState) throws(FormDataError) -> UInt64 {
+        try encode(snapshot, debug: false)?.body.postLength ?? 0
+    }
+
+    /// The encoded body of `snapshot` and whether it is kept on disk; nil when there is none.
+    /// A raw body is its parts as they are, with no `Content-Type` of its own (set one with
+    /// ``addRequestHeader(_:value:)``), files read when sent.
+    private static func encode(_ snapshot: RequestState, debug: Bool) throws(FormDataError) -> (body: BuiltBody, onDisk: Bool)? {
         let form = snapshot.form
-        if let raw = snapshot.rawBody { return try makeRawBody(raw, form: form, snapshot: snapshot, lengthOnly: lengthOnly) }
-        guard !form.isEmpty else { return .none }
+        if let raw = snapshot.rawBody {
+            if let field = form.values.first?.name ?? form.files.first?.name { throw .rawBodyWithFormFields(field: field) }
+            var segments: [BodySegment] = []
+            var hasFile = false
+            for part in raw {
+                switch part {
+                case .bytes(let data):
+                    if !data.isEmpty { segments.append(BodySegment(.bytes(data))) }
+                case .file(let path):
+                    let size = try FileInspection.regularFileSize(at: path)
+                    hasFile = true
+                    if size > 0 { segments.append(BodySegment(.file(FileRange(path: path, length: size, expectedFileSize: size)))) }
+                }
+            }
+            let source = BodySource(segments: segments)
+            guard source.length > 0 else { return nil }
+            let built = BuiltBody(
+                source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
+                debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
+            return (built, hasFile || snapshot.shouldStreamPostDataFromDisk)
+        }
+        guard !form.isEmpty else { return nil }
         // A file deleted, truncated or grown since it was added fails the build (nothing is
         // sent): FormEncoder.multipart checks, as every form with files is multipart.
-        let debug = !lengthOnly && (snapshot.shouldLogDebugBody || debugFormDataRequests)
         let hasFiles = !form.files.isEmpty
         let encoded: EncodedBody
         if hasFiles || snapshot.postFormat == .multipartFormData {
@@ -205,48 +225,12 @@ extension FormDataRequest {
             source: encoded.source, postBody: nil, spooledFile: nil, compressed: nil, postLength: encoded.source.length,
             debugString: encoded.debugText, contentType: encoded.contentType, hasFiles: hasFiles,
             boundary: encoded.boundary)
-        if lengthOnly { return built }
-        return try place(built, onDisk: hasFiles || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
-    }
-
-    /// The length of the encoded (uncompressed) body of `snapshot`: encoded as segments, never
-    /// compressed, kept in memory or spooled.
-    static func encodedLength(of snapshot: RequestState) throws(FormDataError) -> UInt64 {
-        var quiet = snapshot
-        quiet.shouldLogDebugBody = false
-        return try makeBody(from: quiet, lengthOnly: true).postLength
-    }
-
-    /// A raw body: its parts as they are, no `Content-Type` of its own (set one with
-    /// ``addRequestHeader(_:value:)``), files read when sent.
-    static func makeRawBody(
-        _ parts: [RawBodyPart], form: Form, snapshot: RequestState, lengthOnly: Bool = false
-    ) throws(FormDataError) -> BuiltBody {
-        if let field = form.values.first?.name ?? form.files.first?.name { throw .rawBodyWithFormFields(field: field) }
-        var segments: [BodySegment] = []
-        var hasFile = false
-        for part in parts {
-            switch part {
-            case .bytes(let data):
-                if !data.isEmpty { segments.append(BodySegment(.bytes(data))) }
-            case .file(let path):
-                let size = try FileInspection.regularFileSize(at: path)
-                hasFile = true
-                if size > 0 { segments.append(BodySegment(.file(FileRange(path: path, length: size, expectedFileSize: size)))) }
-            }
-        }
-        let source = BodySource(segments: segments)
-        guard source.length > 0 else { return .none }
-        let built = BuiltBody(
-            source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
-            debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
-        if lengthOnly { return built }
-        return try place(built, onDisk: hasFile || snapshot.shouldStreamPostDataFromDisk, snapshot: snapshot)
+        return (built, hasFiles || snapshot.shouldStreamPostDataFromDisk)
     }
 
     /// Compresses `built` when asked; keeps a body that stays in memory as ``postBody``. A body
     /// kept on disk (`onDisk`) is not spooled here: see ``BodyDelivery``.
-    static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
+    private static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         var built = built
         let source = built.source
         if snapshot.shouldCompressRequestBody && source.length > 0 {

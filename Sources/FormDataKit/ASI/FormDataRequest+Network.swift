@@ -184,25 +184,4 @@ extension FormDataRequest {
         let target = responseURL ?? url
         return HTTPCookie.cookies(withResponseHeaderFields: headers, for: target)
     }
-
-    // MARK: What the transport gets
-
-    /// The network options of the next send, from the settings above.
-    func networkOptions() -> NetworkOptions {
-        sending.withLock { state in
-            var options = state.settings.network
-            if let user = state.settings.username {
-                options.credentials = .init(user: user, password: state.settings.password ?? "", domain: state.settings.domain)
-            }
-            if let host = state.settings.proxyHost, !host.isEmpty {
-                let port = state.settings.proxyPort > 0 ? state.settings.proxyPort : (state.settings.proxyType == .socks5 ? 1080 : 8080)
-                let credentials = state.settings.proxyUsername.map {
-                    NetworkOptions.Credentials(user: $0, password: state.settings.proxyPassword ?? "", domain: state.settings.proxyDomain)
-                }
-                options.proxy = .init(host: host, port: port, type: state.settings.proxyType, credentials: credentials)
-            }
-            if options.maximumUploadBytesPerSecond == 0 { options.maximumUploadBytesPerSecond = Self.maxBandwidthPerSecond }
-            return options
-        }
-    }
 }

@@ -4,8 +4,7 @@ import FormDataKitWire
 import Foundation
 
 /// What a ``NetworkQueue`` needs of a request: its exact body length without building or
-/// spooling a body it keeps, joining the queue (at most one, never while it is sent),
-/// starting, and failing unstarted.
+/// spooling a body it keeps, and joining the queue (at most one, never while it is sent).
 extension FormDataRequest {
     /// The exact number of bytes the body will have, computed by encoding the form as segments
     /// (files are not read, nothing is spooled, nothing is kept). A compressed body's length is
@@ -17,55 +16,30 @@ extension FormDataRequest {
         return try? Self.encodedLength(of: snapshot)
     }
 
-    /// Joins `observer`'s queue as request `id` (the queue is held weakly), or gives why not:
-    /// the one rule of queue membership — a request is in one queue at a time, and joins none
-    /// while it is being sent. Checked and set under the request's lock, so two queues adding
-    /// it at once cannot both succeed.
+    /// Joins `queue` as request `id` (the queue is held weakly), or gives why not: the one rule
+    /// of queue membership — a request is in one queue at a time, and joins none while it is
+    /// being sent. Checked and set under the request's lock, so two queues adding it at once
+    /// cannot both succeed.
     /// - Returns: nil once joined; ``FormDataError/requestAlreadyQueued(url:isRunning:)`` when refused.
-    func join(_ observer: any RequestQueueObserver, id: Int) -> FormDataError? {
+    func join(_ queue: NetworkQueue, id: Int) -> FormDataError? {
         let url = self.url
         return sending.withLock { state -> FormDataError? in
-            if state.queue.observer != nil || state.current.inFlight {
+            if state.membership.queue != nil || state.current.inFlight {
                 return .requestAlreadyQueued(url: url.absoluteString, isRunning: state.current.inFlight)
             }
-            state.queue.observer = observer
-            state.queue.id = id
+            state.membership = QueueMembership(queue: queue, id: id)
             return nil
         }
     }
 
     /// Leaves the queue it joined (it will not hear of later sends).
     func leaveQueue() {
-        sending.withLock { $0.queue = QueueMembership() }
+        sending.withLock { $0.membership = QueueMembership() }
     }
 
-    /// Sends for a queue; false when the request is already being sent (it is not started twice).
-    func sendForQueue() -> Bool {
-        let inFlight = sending.withLock { $0.current.inFlight }
-        guard !inFlight else { return false }
-        send(nil)
-        return true
-    }
-
-    /// Fails without sending, with ``FormDataError/cancelled``, reporting as a cancelled send
-    /// does (the delegate's `requestFailed`, ``failedBlock``, then the queue): a queued request
-    /// cancelled before it started.
-    func failUnstartedAsCancelled(completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)? = nil) {
-        let context = SendContext(request: self, completion: completion)
-        context.send.cancel()
-        if claim(context) {
-            context.begin()
-        } else {
-            context.send.abandon()
-            completion?(.failure(.requestInProgress))
-        }
-    }
-
-    /// The queue this request waits in unstarted, told of its cancel; false when there is none.
-    func cancelWhileQueued() -> Bool {
-        let membership = sending.withLock { $0.current.inFlight ? nil : $0.queue }
-        guard let membership, let observer = membership.observer else { return false }
-        observer.cancelWaiting(self, id: membership.id)
-        return true
+    /// Tells the queue this request waits in unstarted, if any, of its cancel.
+    func cancelWhileQueued() {
+        guard let membership = sending.withLock({ $0.current.inFlight ? nil : $0.membership }) else { return }
+        membership.queue?.cancelWaiting(self, id: membership.id)
     }
 }

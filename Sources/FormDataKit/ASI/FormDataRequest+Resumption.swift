@@ -39,20 +39,10 @@ extension FormDataRequest {
     }
 
     /// The upload's URL on the server (the `Location` of its `104`, or of the `201` that created
-    /// it), once the send has
-    /// started and the server said it can resume; nil otherwise. Kept after the send ends.
-    public var uploadResumptionURL: URL? {
-        sending.withLock { state in
-            if let send = state.current.send { return send.uploadResumption.url }
-            return state.results.uploadResumptionURL
-        }
-    }
+    /// it), once the send has started and the server said it can resume; nil otherwise. Kept
+    /// after the send ends.
+    public var uploadResumptionURL: URL? { sending.withLock { $0.current.send?.uploadResumption.url } }
 
     /// How many times the last send resumed its upload (0 when it was never interrupted).
-    public var uploadResumeCount: Int {
-        sending.withLock { state in
-            if let send = state.current.send { return send.uploadResumption.count }
-            return state.results.uploadResumeCount
-        }
-    }
+    public var uploadResumeCount: Int { sending.withLock { $0.current.send?.uploadResumption.count ?? 0 } }
 }

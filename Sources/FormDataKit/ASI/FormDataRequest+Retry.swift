@@ -37,18 +37,14 @@ extension FormDataRequest {
 
     /// The `Idempotency-Key` value the next send carries, made (and kept) now when asked for;
     /// nil when none.
-    func idempotencyHeaderValue() -> Result<String?, FormDataError> {
+    func idempotencyHeaderValue() throws(FormDataError) -> String? {
         let key = sending.withLock { state -> String? in
             if state.settings.shouldSendIdempotencyKey, state.settings.idempotencyKey == nil {
                 state.settings.idempotencyKey = IdempotencyKey.make()
             }
             return state.settings.idempotencyKey
         }
-        guard let key else { return .success(nil) }
-        do throws(FormDataError) {
-            return .success(try IdempotencyKey.headerValue(for: key))
-        } catch {
-            return .failure(error)
-        }
+        guard let key else { return nil }
+        return try IdempotencyKey.headerValue(for: key)
     }
 }

@@ -23,25 +23,21 @@ extension FormDataRequest {
     @discardableResult
     public func startSynchronous() -> FormDataError? {
         let outcome = Locked<FormDataError?>(nil)
-        if let queue = effectiveCallbackQueue, CallbackInbox.isCurrent(queue) {
-            // Called on the callback queue itself (the main queue, say): blocking here would keep
-            // the callbacks from ever running, so they are run here, in order, as they come.
-            let inbox = CallbackInbox()
-            send(inbox: inbox, buildingHere: true) { result in
-                if case .failure(let error) = result { outcome.withLock { $0 = error } }
-                inbox.close()
-            }
-            inbox.runUntilClosed()
-            return outcome.current
-        }
+        // Called on the callback queue itself (the main queue, say), blocking would keep the
+        // callbacks from ever running: they are run here instead, in order, as they come.
+        let inbox = effectiveCallbackQueue.flatMap { CallbackInbox.isCurrent($0) ? CallbackInbox() : nil }
         let done = SynchronousWait()
         let start = {
-            self.send(buildingHere: true) { result in
+            self.send(inbox: inbox, buildingHere: true) { result in
                 if case .failure(let error) = result { outcome.withLock { $0 = error } }
+                inbox?.close()
                 done.finish()
             }
         }
-        if let transport = transport as? any CallerDrivenTransport {
+        if let inbox {
+            start()
+            inbox.runUntilClosed()
+        } else if let transport = transport as? any CallerDrivenTransport {
             // The transport's work runs on this thread while it waits (curl: no hand-off to
             // its thread and back).
             transport.drive(until: done, after: start)
@@ -80,23 +76,41 @@ extension FormDataRequest {
     /// unstarted in a ``NetworkQueue`` fails the same way without being sent (as ASI's did).
     /// No effect when idle.
     public func cancel() {
-        _ = cancelWhileQueued()
+        cancelWhileQueued()
         sending.withLock { $0.current.inFlight ? $0.current.send : nil }?.cancel()
     }
 
-    /// Starts one send; `completion` runs after the last callback. `buildingHere`: the caller
-    /// waits for the send anyway (``startSynchronous()``), so the body is built on its thread.
+    /// Starts one send, unless one is in flight (a request is sent once at a time: this one then
+    /// fails with ``FormDataError/requestInProgress`` at once, reporting nothing else).
+    /// - Parameters:
+    ///   - inbox: where the callbacks run when ``startSynchronous()`` runs them itself.
+    ///   - buildingHere: the caller waits for the send anyway (``startSynchronous()``), so the
+    ///     body is built on its thread.
+    ///   - cancelledFirst: the send fails unsent with ``FormDataError/cancelled``, reporting as a
+    ///     cancelled send does (the delegate's `requestFailed`, ``failedBlock``, then the queue):
+    ///     a queued request or an operation cancelled before it started.
+    ///   - completion: runs after the last callback.
     func send(
-        inbox: CallbackInbox? = nil, buildingHere: Bool = false,
+        inbox: CallbackInbox? = nil, buildingHere: Bool = false, cancelledFirst: Bool = false,
         _ completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
     ) {
         let context = SendContext(request: self, inbox: inbox, completion: completion)
-        guard claim(context) else {
+        if cancelledFirst { context.send.cancel() }
+        let claimed = sending.withLock { state -> Bool in
+            guard !state.current.inFlight else { return false }
+            state.current.inFlight = true
+            state.results = SendResults()
+            state.current.send = context.send
+            // Completed first: corelibs' Progress traps on some total/completed transitions.
+            state.current.uploadProgress.completedUnitCount = 0
+            return true
+        }
+        guard claimed else {
             context.send.abandon()
             completion?(.failure(.requestInProgress))
             return
         }
-        if buildingHere {
+        if buildingHere || cancelledFirst {
             context.begin()
         } else {
             // The build reads files (and may compress): on the shared global queue, never the
@@ -105,103 +119,60 @@ extension FormDataRequest {
         }
     }
 
-    /// Makes `context`'s send the request's send in flight; false when one is already (a
-    /// request is sent once at a time: the caller then abandons `context`'s send).
-    func claim(_ context: SendContext) -> Bool {
-        sending.withLock { state -> Bool in
-            guard !state.current.inFlight else { return false }
-            state.current.inFlight = true
-            state.resetResults()
-            state.current.send = context.send
-            // Completed first: corelibs' Progress traps on some total/completed transitions.
-            state.current.uploadProgress.completedUnitCount = 0
-            return true
-        }
-    }
-
-    /// Builds what the transport sends from the current state (after a successful build), and
-    /// the temporary body file the send owns (nil when none).
-    func makeTransportRequest() -> Result<(TransportRequest, TemporaryFile?), FormDataError> {
-        let settings = sending.withLock {
-            (
-                $0.settings.timeOutSeconds, $0.settings.allowCompressedResponse, $0.settings.userAgentString, $0.settings.username,
-                $0.settings.password,
-                $0.settings.maximumDecompressedResponseSize, $0.settings.maximumResponseSize
-            )
-        }
-        let (timeout, allowCompressed, userAgent, username, password, responseLimit, rawResponseLimit) = settings
-        let totalTimeout = sending.withLock { $0.settings.totalTimeOutSeconds }
-        let idempotency: String?
-        switch idempotencyHeaderValue() {
-        case .failure(let error): return .failure(error)
-        case .success(let value): idempotency = value
-        }
-        let network = networkOptions()
-        let chosenTransport = transport
+    /// What the transport sends, from the current state (after a successful build), and the
+    /// temporary body file the send owns (nil when none).
+    func makeTransportRequest() throws(FormDataError) -> (TransportRequest, TemporaryFile?) {
+        let settings = sending.withLock { $0.settings }
+        let idempotency = try idempotencyHeaderValue()
+        let network = settings.networkOptions
+        let transport = self.transport
         // The body in the form the transport takes (read or spooled outside the lock).
         let (built, generation) = state.withLock { ($0.built, $0.generation) }
-        var delivered = BodyDelivery.Delivered(body: .none, temporaryFile: nil)
-        if let built {
-            do throws(FormDataError) {
-                delivered = try built.delivered(to: chosenTransport.acceptedBodyForms, inMemoryLimit: chosenTransport.inMemoryBodyLimit)
-            } catch {
-                return .failure(.whileSending(error))
-            }
-        }
+        let delivered =
+            try built?.delivered(to: transport.acceptedBodyForms, inMemoryLimit: transport.inMemoryBodyLimit)
+            ?? BodyDelivery.Delivered(body: .none, temporaryFile: nil)
         // A spool made for this send shows as the body's while it runs (postBodyFilePath), as in ASI.
         if let file = delivered.temporaryFile, built?.compressed == nil, built?.spooledFile !== file {
             _ = keepSpool(file, generation: generation)
         }
-        let transportAnswersChallenges = chosenTransport.answersAuthenticationChallenges
-        let transportKeepsCookies = chosenTransport.capabilities.contains(.cookies)
-        return state.withLock { state in
-            guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                state.url.host != nil
-            else {
-                return .failure(
-                    .unableToCreateRequest(
-                        underlying: UnderlyingError(
-                            domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(state.url.absoluteString)")))
+        let made = state.withLock { state -> TransportRequest? in
+            guard let scheme = state.url.scheme?.lowercased(), scheme == "http" || scheme == "https", state.url.host != nil else {
+                return nil
             }
             // The caller's headers with the build's over them (``RequestState/effectiveHeaders``),
-            // Content-Length left to the transport, by name: put together in one array.
-            let built = state.built?.headers ?? []
-            var headers: [(name: String, value: String)] = []
-            headers.reserveCapacity(state.requestHeaders.count + built.count + 4)
-            for (name, value) in state.requestHeaders where !built.contains(where: { $0.name == name }) {
+            // Content-Length left to the transport, sorted by name.
+            var headers = state.effectiveHeaders.filter { !$0.key.equalsIgnoringASCIICase("Content-Length") }
+                .map { (name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }
+            func add(_ name: String, _ value: @autoclosure () -> String?) {
+                guard !headers.contains(where: { $0.name.equalsIgnoringASCIICase(name) }), let value = value() else { return }
                 headers.append((name: name, value: value))
             }
-            headers += built
-            headers.removeAll { $0.name.equalsIgnoringASCIICase("Content-Length") }
-            headers.sort { $0.name < $1.name }
-            func has(_ name: String) -> Bool {
-                headers.contains { $0.name.equalsIgnoringASCIICase(name) }
-            }
-            if !has("Accept-Encoding") {
-                headers.append((name: "Accept-Encoding", value: allowCompressed ? "gzip" : "identity"))
-            }
-            if let idempotency, !has(IdempotencyKey.headerName) { headers.append((name: IdempotencyKey.headerName, value: idempotency)) }
-            if !has("User-Agent") {
-                headers.append((name: "User-Agent", value: userAgent ?? Self.defaultUserAgentString))
-            }
+            add("Accept-Encoding", settings.allowCompressedResponse ? "gzip" : "identity")
+            add(IdempotencyKey.headerName, idempotency)
+            add("User-Agent", settings.userAgentString ?? Self.defaultUserAgentString)
             // The transport sends what it is given: Basic credentials and cookies as headers
             // when it does not apply them itself.
-            if !transportAnswersChallenges, !has("Authorization"), let username, network.presentsCredentialsBeforeChallenge {
-                headers.append((name: "Authorization", value: Self.basicAuthorization(username: username, password: password ?? "")))
+            if !transport.answersAuthenticationChallenges, let username = settings.username, network.presentsCredentialsBeforeChallenge {
+                add("Authorization", Self.basicAuthorization(username: username, password: settings.password ?? ""))
             }
-            if !transportKeepsCookies, !has("Cookie"), !network.requestCookies.isEmpty {
-                headers.append((name: "Cookie", value: network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
+            if !transport.capabilities.contains(.cookies), !network.requestCookies.isEmpty {
+                add("Cookie", network.requestCookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; "))
             }
             var request = TransportRequest(
                 url: state.url, method: state.effectiveMethod, headers: headers, body: delivered.body,
-                timeoutInterval: timeout)
-            request.totalTimeoutInterval = totalTimeout
-            request.maximumDecompressedResponseSize = responseLimit
-            request.maximumResponseSize = rawResponseLimit
+                timeoutInterval: settings.timeOutSeconds)
+            request.totalTimeoutInterval = settings.totalTimeOutSeconds
+            request.maximumDecompressedResponseSize = settings.maximumDecompressedResponseSize
+            request.maximumResponseSize = settings.maximumResponseSize
             request.network = network
             state.lastSentPostLength = state.built?.postLength ?? 0
-            return .success((request, delivered.temporaryFile))
+            return request
         }
+        guard let made else {
+            throw .unableToCreateRequest(
+                underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "Not an http or https URL: \(url.absoluteString)"))
+        }
+        return (made, delivered.temporaryFile)
     }
 
     /// Forgets the built body whose temporary file `file` the send that ended removed (ASIHTTPRequest's

@@ -72,13 +72,11 @@ extension FormDataRequest {
         set { sending.withLock { $0.settings.allowCompressedResponse = newValue } }
     }
 
-    /// The largest response body accepted after decompression, in bytes: a response sent with a
-    /// `Content-Encoding` (gzip) that inflates past it is stopped as soon as it does and fails with
-    /// `FormDataError.compression(underlying:)` wrapping
+    /// The largest response body accepted after decompression, in bytes (256 MiB by default): a
+    /// response with a `Content-Encoding` (gzip) that inflates past it is stopped then and fails
+    /// with `FormDataError.compression(underlying:)` wrapping
     /// `FormDataError.decompressedSizeLimitExceeded(limit:)` — a guard against decompression
-    /// bombs (a few KiB on the wire, gigabytes in memory). 256 MiB by default
-    /// (``defaultMaximumDecompressedResponseSize``). Bodies without a content encoding are not
-    /// limited by it.
+    /// bombs. Bodies without a content encoding are not limited by it.
     public var maximumDecompressedResponseSize: UInt64 {
         get { sending.withLock { $0.settings.maximumDecompressedResponseSize } }
         set { sending.withLock { $0.settings.maximumDecompressedResponseSize = newValue } }
@@ -87,11 +85,10 @@ extension FormDataRequest {
     /// The default ``maximumDecompressedResponseSize``: 256 MiB.
     public static let defaultMaximumDecompressedResponseSize: UInt64 = TransportRequest.defaultMaximumDecompressedResponseSize
 
-    /// The largest response body accepted as it arrives, in bytes, encoded or not: receiving
-    /// stops as soon as a body grows past it and the send fails with
-    /// `FormDataError.responseTooLarge(limit:)`, so a hostile or broken server cannot exhaust
-    /// memory. 256 MiB by default (``defaultMaximumResponseSize``). Enforced by the curl transport
-    /// (the Linux default); see the transports article (ChoosingATransport) for the others.
+    /// The largest response body accepted as it arrives, in bytes, encoded or not (256 MiB by
+    /// default): receiving stops as soon as a body grows past it and the send fails with
+    /// `FormDataError.responseTooLarge(limit:)`. Enforced by the curl transport (the Linux
+    /// default); see the transports article (ChoosingATransport) for the others.
     public var maximumResponseSize: UInt64 {
         get { sending.withLock { $0.settings.maximumResponseSize } }
         set { sending.withLock { $0.settings.maximumResponseSize = newValue } }
@@ -129,18 +126,12 @@ extension FormDataRequest {
     /// Nil until set, so the platform's default transport is created only when it is used.
     private static let defaultTransportStorage = Locked<(any FormDataTransport)?>(nil)
 
-    /// The transport used when none is chosen.
+    /// The transport used when none is chosen: ``CurlTransport`` on Linux with libcurl loaded.
     static var platformDefaultTransport: any FormDataTransport {
-        platformDefaultIsCurl ? CurlTransport.shared : URLSessionTransport.shared
-    }
-
-    /// Whether the platform's default transport is ``CurlTransport`` (Linux, libcurl loaded).
-    static var platformDefaultIsCurl: Bool {
         #if os(Linux)
-        return CurlTransport.isAvailable
-        #else
-        return false
+        if CurlTransport.isAvailable { return CurlTransport.shared }
         #endif
+        return URLSessionTransport.shared
     }
 
     // MARK: - Callbacks
@@ -197,14 +188,8 @@ extension FormDataRequest {
     /// own reason phrase when the transport saw it (the curl transport does), else the standard
     /// one; nil before a response.
     public var responseStatusMessage: String? {
-        sending.withLock { state in
-            state.results.responseStatusCode == 0
-                ? nil
-                : TransportResponseHead(
-                    statusCode: state.results.responseStatusCode, headers: [:],
-                    reasonPhrase: state.results.responseReasonPhrase
-                ).statusLine
-        }
+        let (code, phrase) = sending.withLock { ($0.results.responseStatusCode, $0.results.responseReasonPhrase) }
+        return code == 0 ? nil : TransportResponseHead(statusCode: code, headers: [:], reasonPhrase: phrase).statusLine
     }
 
     /// Where the delegate, the blocks and `start()`'s completion are called, one at a time and in
@@ -224,11 +209,10 @@ extension FormDataRequest {
 
     /// ``callbackQueue``, or the platform's default (nil: the send's private queue).
     var effectiveCallbackQueue: DispatchQueue? {
-        if let chosen = callbackQueue { return chosen }
         #if canImport(Darwin)
-        return CallbackInbox.markedMainQueue
+        return callbackQueue ?? CallbackInbox.markedMainQueue
         #else
-        return nil
+        return callbackQueue
         #endif
     }
 

@@ -90,14 +90,13 @@ public final class FormDataRequest: Sendable {
     /// Whether the body is gzip-compressed before sending. Off by default.
     ///
     /// When on, a build compresses the encoded body in one pass straight from its parts (nothing
-    /// is spooled uncompressed first): bodies that would be spooled (forms with files,
-    /// ``shouldStreamPostDataFromDisk``) or that are over 1 MiB go to a private temporary file,
-    /// ``compressedPostBodyFilePath``, and ``postBodyFilePath`` is then nil; smaller in-memory
-    /// bodies go to ``compressedPostBody``. ``postBody`` still holds the uncompressed bytes of a
-    /// body that is not streamed from disk, as in ASIHTTPRequest.
-    /// ``postLength`` and `Content-Length` are the compressed size, and `Content-Encoding: gzip`
-    /// is set only when there is a body (ASIHTTPRequest set it even without one). The server must
-    /// inflate gzip request bodies (PHP, for one, does not).
+    /// is spooled uncompressed): bodies that would be spooled (forms with files,
+    /// ``shouldStreamPostDataFromDisk``) or over 1 MiB go to a private temporary file,
+    /// ``compressedPostBodyFilePath`` (``postBodyFilePath`` is then nil), smaller ones to
+    /// ``compressedPostBody``. ``postBody`` still holds the uncompressed bytes of a body not
+    /// streamed from disk, as in ASIHTTPRequest. ``postLength`` and `Content-Length` are the
+    /// compressed size; `Content-Encoding: gzip` is set only when there is a body (ASIHTTPRequest
+    /// set it even without one). The server must inflate gzip request bodies (PHP does not).
     public var shouldCompressRequestBody: Bool {
         get { state.withLock { $0.shouldCompressRequestBody } }
         set { mutateBody { $0.shouldCompressRequestBody = newValue } }
@@ -120,19 +119,16 @@ public final class FormDataRequest: Sendable {
         set { mutateBody { $0.adaptiveCompression = newValue } }
     }
 
-    /// How many threads compress the body: 0 (the default) chooses automatically, 1 always uses
-    /// one thread, n ≥ 2 asks for n worker threads for any body size — never more than the
-    /// active processors (`ProcessInfo.activeProcessorCount`) nor the body's 256 KiB blocks
-    /// (20,000 on a two-core machine starts two; a 300 KiB body gets at most two).
+    /// How many threads compress the body: 0 (the default) chooses — one thread for bodies under
+    /// 4 MiB or with one active processor, else one worker per active processor (at most 8); 1
+    /// always uses one; n ≥ 2 asks for n for any body size, never more than the active
+    /// processors (`ProcessInfo.activeProcessorCount`) nor the body's 256 KiB blocks.
     ///
-    /// Automatic means one thread for bodies under 4 MiB
-    /// or on a machine with one active processor, and otherwise one worker per active processor
-    /// (at most 8). On one thread the body goes through a single zlib gzip stream, as in
-    /// ASIHTTPRequest. On more, it is compressed pigz-style: cut into 256 KiB blocks, each deflated
-    /// by a worker primed with the 32 KiB before it, joined into one gzip member with a combined
-    /// CRC-32 — a valid gzip stream that inflates to the same bytes (the compressed bytes differ
-    /// slightly from the one-thread stream, by a few bytes per block). Memory stays bounded either
-    /// way. A negative value fails the build with `FormDataError.compressionFailed(code:message:)`.
+    /// One thread writes a single zlib gzip stream, as ASIHTTPRequest did. More compress it
+    /// pigz-style: 256 KiB blocks, each deflated primed with the 32 KiB before it, joined into one
+    /// gzip member with a combined CRC-32 — it inflates to the same bytes (the compressed bytes
+    /// differ by a few per block). Memory stays bounded either way. A negative value fails the
+    /// build with `FormDataError.compressionFailed(code:message:)`.
     public var compressionThreads: Int {
         get { state.withLock { $0.compressionThreads } }
         set { mutateBody { $0.compressionThreads = newValue } }
@@ -233,18 +229,16 @@ public final class FormDataRequest: Sendable {
         try addFile(filePath, withFileName: nil, andContentType: nil, forKey: key)
     }
 
-    /// Appends the file at `filePath` as a file field. `fileName` nil → the path's last component;
-    /// `contentType` nil → from the extension (``mimeType(forFileAtPath:)``). The file is read when
-    /// the body is built. A missing file, a directory or a file that is not a regular file throws
-    /// `FormDataError` naming the path; a file whose name is not valid UTF-8 (the `String` has
-    /// U+FFFD for its bytes) throws `FormDataError.fileNameNotUTF8(path:)` naming the bytes.
-    /// Its size is recorded now: a build finds the file deleted (`FormDataError.fileNotFound(path:)`)
-    /// or of another size (`FormDataError.fileChanged(path:expectedSize:actualSize:)`) and fails,
-    /// sending nothing; add the file again to send its new contents.
+    /// Appends the file at `filePath` as a file field, read when the body is built. A file whose
+    /// name is not valid UTF-8 (the `String` has U+FFFD for its bytes) throws
+    /// `FormDataError.fileNameNotUTF8(path:)` naming the bytes. Its size is recorded now: a build
+    /// finds the file deleted (`FormDataError.fileNotFound(path:)`) or of another size
+    /// (`FormDataError.fileChanged(path:expectedSize:actualSize:)`) and fails, sending nothing;
+    /// add the file again to send its new contents.
     /// - Parameters:
     ///   - filePath: the file to send.
     ///   - fileName: the `filename` sent; nil: the path's last component.
-    ///   - contentType: the part's type; nil: from the extension.
+    ///   - contentType: the part's type; nil: from the extension (``mimeType(forFileAtPath:)``).
     ///   - key: the field name.
     /// - Throws: `FormDataError.fileNotFound(path:)`, `FormDataError.fileIsDirectory(path:)` or
     ///   `FormDataError.notARegularFile(path:kind:)` (a FIFO, a device, a socket, a `/proc` file).
@@ -289,8 +283,7 @@ public final class FormDataRequest: Sendable {
         addData(data, withFileName: nil, andContentType: nil, forKey: key)
     }
 
-    /// Appends `data` as a file field. `fileName` nil → `file`; `contentType` nil →
-    /// `application/octet-stream`; nil data → an empty part.
+    /// Appends `data` as a file field.
     /// - Parameters:
     ///   - data: the bytes; nil sends an empty part.
     ///   - fileName: the `filename` sent; nil: `file`.

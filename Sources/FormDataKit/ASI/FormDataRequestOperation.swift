@@ -40,7 +40,7 @@ public final class FormDataRequestOperation: Operation, @unchecked Sendable {
             set(executing: false, finished: true)
         }
         if isCancelled {
-            request.failUnstartedAsCancelled(completion: done)
+            request.send(cancelledFirst: true, done)
         } else {
             request.send(done)
         }

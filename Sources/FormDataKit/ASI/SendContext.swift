@@ -4,10 +4,11 @@ import FormDataKitWire
 import Foundation
 
 /// One send of a ``FormDataRequest``: builds the body, starts it through the façade adapter
-/// (`FacadeSend`), and turns its events into the request's state and its ordered callbacks
-/// (delegate, blocks, the queue, then the completion).
+/// (`FacadeSend`), and turns its events into the request's state and its callbacks, in
+/// ASIHTTPRequest's order for each moment: the delegate, the blocks, then the queue (and the
+/// completion last).
 final class SendContext: @unchecked Sendable {
-    // `@unchecked`: the lets are set in init; `receiving` is written once, before the send starts.
+    // `@unchecked`: the lets are set in init; the vars are written once, before the send starts.
     let request: FormDataRequest
     private let completion: (@Sendable (Result<FormDataResponse, FormDataError>) -> Void)?
     /// The send: its events come to `handle(_:)`; the delegate and the blocks run in its
@@ -15,10 +16,12 @@ final class SendContext: @unchecked Sendable {
     /// global queue without one, or on the thread of ``FormDataRequest/startSynchronous()``
     /// when it waits on the callback queue itself (`inbox`).
     private(set) var send: FacadeSend!
-    /// The response body as it arrives, when something takes it (set before the send starts).
-    var receiving: ResponseReceiving?
-    /// The send's temporary body file (set before the send starts), which the send removes:
-    /// the request then forgets the built body it belonged to.
+    /// The response file, when the body goes to ``FormDataRequest/downloadDestinationPath``.
+    private var file: ResponseReceiving?
+    /// Whether the finished response keeps its body (not when a data block or a file takes it).
+    private var keepsBody = true
+    /// The send's temporary body file, which the send removes: the request then forgets the
+    /// built body it belonged to.
     private var bodyFile: TemporaryFile?
 
     init(
@@ -31,75 +34,60 @@ final class SendContext: @unchecked Sendable {
         send = FacadeSend(transport: request.transport, callbacks: callbacks) { [self] event in handle(event) }
     }
 
-    /// Runs `work` where the delegate and blocks go, after what was delivered before
-    /// (`OrderedCallbacks/deliver(internalOnly:_:)`).
-    func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
-        send.deliver(internalOnly: internalOnly, work)
-    }
-
     /// Builds the body, reports the start and starts the driver.
     func begin() {
         // Cancelled before the build: nothing is built.
         if send.isCancelledBeforeStart { return send.end(.cancelled) }
+        let transportRequest: TransportRequest
         do {
             try request.buildPostBody()
-        } catch let error as FormDataError {
-            return send.end(.whileSending(error))
+            (transportRequest, bodyFile) = try request.makeTransportRequest()
         } catch {
-            // buildPostBody only throws FormDataError; anything else is reported as a connection-
-            // independent creation failure rather than dropped.
-            return send.end(.unableToCreateRequest(underlying: UnderlyingError(error)))
+            // buildPostBody throws FormDataError only; anything else is reported, not dropped.
+            let failure = (error as? FormDataError).map(FormDataError.whileSending)
+            return send.end(failure ?? .unableToCreateRequest(underlying: UnderlyingError(error)))
         }
-        let (transportRequest, bodyFile): (TransportRequest, TemporaryFile?)
-        switch request.makeTransportRequest() {
-        case .failure(let error):
-            return send.end(error)
-        case .success(let value):
-            (transportRequest, bodyFile) = value
-        }
-        self.bodyFile = bodyFile
-        // Never 0: an empty body counts as one unit, completed when the request finishes.
-        let total = max(1, Int64(clamping: transportRequest.body.length))
+        let length = transportRequest.body.length
         let (callbacks, settings, membership) = request.sending.withLock { state in
             state.current.uploadProgress.completedUnitCount = 0
-            state.current.uploadProgress.totalUnitCount = total
-            return (state.callbacks, state.settings, state.queue)
+            // Never 0: an empty body counts as one unit, completed when the request finishes.
+            state.current.uploadProgress.totalUnitCount = max(1, Int64(clamping: length))
+            return (state.callbacks, state.settings, state.membership)
         }
-        let receiving: ResponseReceiving?
-        if ResponseReceiving.isNeeded(callbacks, settings, queued: membership.observer != nil) {
-            do throws(FormDataError) {
-                receiving = try ResponseReceiving(callbacks: callbacks, settings: settings)
-            } catch {
-                return send.end(.whileSending(error), bodyFile: bodyFile)
-            }
-        } else {
-            receiving = nil
+        do throws(FormDataError) {
+            file = try ResponseReceiving(callbacks: callbacks, settings: settings)
+        } catch {
+            return send.end(.whileSending(error), bodyFile: bodyFile)
         }
-        self.receiving = receiving
-        let request = self.request
+        keepsBody = file == nil && callbacks.dataReceivedBlock == nil
         let delegate = callbacks.delegate.value
-        let (started, sizeBlock) = (callbacks.startedBlock, callbacks.uploadSizeIncrementedBlock)
-        let length = transportRequest.body.length
-        // ASI's order: the delegate, the block, then the queue; the upload size after the start
-        // (a queue sized the batch already: its requests do not report it, as in ASI).
-        let sizeBlockRuns = membership.observer == nil && sizeBlock != nil
-        if delegate != nil || started != nil || membership.observer != nil || sizeBlock != nil {
-            deliver(internalOnly: delegate == nil && started == nil && !sizeBlockRuns) {
-                delegate?.requestStarted(request)
-                started?()
-                membership.observer?.requestStarted(request, id: membership.id)
-                if membership.observer == nil { sizeBlock?(Int64(clamping: length)) }
-            }
+        let started = callbacks.startedBlock
+        // The upload size after the start; a queue sized the batch already (its requests do not
+        // report it, as in ASI).
+        let sizeBlock = membership.queue == nil ? callbacks.uploadSizeIncrementedBlock : nil
+        deliver(callsUser: delegate != nil || started != nil || sizeBlock != nil, membership) { [request] in
+            delegate?.requestStarted(request)
+            started?()
+            membership.queue?.requestStarted(request, id: membership.id)
+            sizeBlock?(Int64(clamping: length))
         }
         var options = FacadeSend.Options()
         options.retriesOnTimeout = settings.numberOfTimesToRetryOnTimeout
         options.retryPolicy = settings.retryPolicy
-        options.streamsResponseBody = receiving != nil
-        options.keepsResponseBody = receiving?.keepsBody ?? true
-        options.responseDemand = receiving?.demand
-        receiving?.cancelSend = { [weak send] in send?.cancel() }
-        let send = self.send!
+        options.streamsResponseBody =
+            file != nil || membership.queue != nil || callbacks.dataReceivedBlock != nil || callbacks.bytesReceivedBlock != nil
+        options.keepsResponseBody = keepsBody
+        options.responseDemand = file?.demand
+        file?.cancelSend = { [weak send] in send?.cancel() }
         send.start(transportRequest, bodyFile: bodyFile, options: options)
+    }
+
+    /// Runs `work` where the callbacks go, after what was delivered before — unless it has
+    /// nobody to tell: `callsUser` (the delegate or a block) nor a queue. Work that only tells
+    /// the queue may run in place (`OrderedCallbacks/deliver(internalOnly:_:)`).
+    private func deliver(callsUser: Bool, _ membership: QueueMembership, _ work: @escaping @Sendable () -> Void) {
+        guard callsUser || membership.queue != nil else { return }
+        send.deliver(internalOnly: !callsUser, work)
     }
 
     /// One event of the send (in order, one at a time).
@@ -110,18 +98,22 @@ final class SendContext: @unchecked Sendable {
         case .retrying(let count):
             request.sending.withLock { $0.results.retryCount = count }
         case .responseHead(let head):
-            let (callbacks, membership) = request.sending.withLock { state in
-                state.results.responseStatusCode = head.statusCode
-                state.results.responseReasonPhrase = head.reasonPhrase
-                state.results.responseHeaders = head.headers
-                return (state.callbacks, state.queue)
-            }
-            receiving?.responseHead(head)
-            reportResponseHead(head, callbacks: callbacks, membership: membership)
+            reportResponseHead(head)
         case .responseBody(let chunk, let received, let expected):
-            self.received(chunk, received: received, expected: expected)
+            file?.received(chunk)
+            let (dataBlock, bytesBlock, membership) = request.sending.withLock {
+                ($0.callbacks.dataReceivedBlock, $0.callbacks.bytesReceivedBlock, $0.membership)
+            }
+            deliver(callsUser: dataBlock != nil || bytesBlock != nil, membership) { [request] in
+                dataBlock?(chunk)
+                bytesBlock?(UInt64(chunk.count), expected ?? 0)
+                membership.queue?.request(request, id: membership.id, received: received)
+            }
         case .finished(let result):
-            finish(result)
+            request.forgetSentBody(bodyFile)
+            // After a response written to a file is in place (or removed).
+            guard let file else { return report(result) }
+            file.finish(result) { [self] outcome in report(outcome) }
         }
     }
 
@@ -133,62 +125,69 @@ final class SendContext: @unchecked Sendable {
             let object = state.current.uploadProgress
             state.results.totalBytesSent = sent
             object.completedUnitCount = min(object.totalUnitCount, Int64(clamping: sent))
-            return (state.callbacks.delegate.value, state.callbacks.bytesSentBlock, state.queue)
+            return (state.callbacks.delegate.value, delta > 0 ? state.callbacks.bytesSentBlock : nil, state.membership)
         }
-        guard delegate != nil || (block != nil && delta > 0) || membership.observer != nil else { return }
-        let request = self.request
-        deliver(internalOnly: delegate == nil && (block == nil || delta <= 0)) {
+        deliver(callsUser: delegate != nil || block != nil, membership) { [request] in
             delegate?.request(request, didSendBytes: delta)
-            if delta > 0 { block?(UInt64(delta), total) }
-            membership.observer?.request(request, id: membership.id, sent: sent, of: total)
+            block?(UInt64(clamping: delta), total)
+            membership.queue?.request(request, id: membership.id, sent: sent, of: total)
         }
     }
 
-    /// Records the outcome and reports finished or failed, then the completion (after a
-    /// response written to a file is in place).
-    private func finish(_ result: Result<FormDataResponse, FormDataError>) {
-        request.forgetSentBody(bodyFile)
-        guard let receiving else { return report(result) }
-        receiving.finish(result) { [self] outcome in report(outcome) }
+    /// The response head: the download size (when known and not in a queue, which counts it
+    /// itself), the delegate, ``FormDataRequest/headersReceivedBlock``, then the queue.
+    private func reportResponseHead(_ head: TransportResponseHead) {
+        let (callbacks, membership) = request.sending.withLock { state in
+            state.results.responseStatusCode = head.statusCode
+            state.results.responseReasonPhrase = head.reasonPhrase
+            state.results.responseHeaders = head.headers
+            return (state.callbacks, state.membership)
+        }
+        file?.responseHead()
+        let delegate = callbacks.delegate.value
+        let headersBlock = callbacks.headersReceivedBlock
+        let (headers, length) = (head.headers, head.contentLength)
+        let sizeBlock = membership.queue == nil && length != nil ? callbacks.downloadSizeIncrementedBlock : nil
+        deliver(callsUser: delegate != nil || headersBlock != nil || sizeBlock != nil, membership) { [request] in
+            sizeBlock?(Int64(clamping: length ?? 0))
+            delegate?.request(request, didReceiveResponseHeaders: headers)
+            headersBlock?(headers)
+            membership.queue?.request(request, id: membership.id, didReceiveResponseHeaders: headers, expectedLength: length)
+        }
     }
 
+    /// Records the outcome and reports finished or failed, then the completion (what start()
+    /// and startSynchronous() wait for) after the callbacks.
     private func report(_ result: Result<FormDataResponse, FormDataError>) {
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
-        let keepsBody = receiving?.keepsBody ?? true
-        let resumption = send.uploadResumption
+        let keepsBody = self.keepsBody
         let (delegate, block, membership) = request.sending.withLock {
             state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?, QueueMembership) in
-            let progress = state.current.uploadProgress
             switch result {
             case .success(let response):
-                state.results.error = nil
                 state.results.responseStatusCode = response.statusCode
                 state.results.responseReasonPhrase = response.reasonPhrase
                 state.results.responseHeaders = response.headers
                 state.results.responseData = keepsBody ? response.body : nil
                 state.results.responseURL = response.url
                 state.results.authentication = response.authentication
+                let progress = state.current.uploadProgress
                 progress.completedUnitCount = progress.totalUnitCount
             case .failure(let error):
                 state.results.error = error
             }
             state.current.inFlight = false
-            (state.results.uploadResumptionURL, state.results.uploadResumeCount) = resumption
-            state.current.send = nil
             let block = if case .success = result { state.callbacks.completionBlock } else { state.callbacks.failedBlock }
-            return (state.callbacks.delegate.value, block, state.queue)
+            return (state.callbacks.delegate.value, block, state.membership)
         }
-        let request = self.request
-        let completion = self.completion
         let error: FormDataError? = if case .failure(let error) = result { error } else { nil }
-        // The completion (what start() and startSynchronous() wait for) runs after the callbacks.
-        deliver(internalOnly: delegate == nil && block == nil) {
+        send.deliver(internalOnly: delegate == nil && block == nil) { [request, completion] in
             switch result {
             case .success: delegate?.requestFinished(request)
             case .failure: delegate?.requestFailed(request)
             }
             block?()
-            membership.observer?.request(request, id: membership.id, endedWith: error)
+            membership.queue?.request(request, id: membership.id, endedWith: error)
             completion?(result)
         }
     }

@@ -12,13 +12,7 @@ struct SendingState {
     var current = SendInFlight()
     var results = SendResults()
     /// The queue holding the request, if any (not copied by ``FormDataRequest/copy()``).
-    var queue = QueueMembership()
-
-    /// Clears the results of an earlier send and the state of the last one.
-    mutating func resetResults() {
-        results = SendResults()
-        current.send = nil
-    }
+    var membership = QueueMembership()
 }
 
 /// The caller's settings for sending (ASIHTTPRequest's timeouts, credentials, proxy, limits).
@@ -52,6 +46,19 @@ struct SendSettings {
     /// Where a response written to a file goes, write by write (the file itself; a test passes
     /// one that holds writes back, as a slow disk does).
     var responseFileWriter: any ResponseFileWriter = DirectResponseFileWriter()
+
+    /// The network options of a send, from the settings above.
+    var networkOptions: NetworkOptions {
+        var options = network
+        if let username { options.credentials = .init(user: username, password: password ?? "", domain: domain) }
+        if let proxyHost, !proxyHost.isEmpty {
+            let credentials = proxyUsername.map { NetworkOptions.Credentials(user: $0, password: proxyPassword ?? "", domain: proxyDomain) }
+            let port = proxyPort > 0 ? proxyPort : (proxyType == .socks5 ? 1080 : 8080)
+            options.proxy = .init(host: proxyHost, port: port, type: proxyType, credentials: credentials)
+        }
+        if options.maximumUploadBytesPerSecond == 0 { options.maximumUploadBytesPerSecond = FormDataRequest.maxBandwidthPerSecond }
+        return options
+    }
 }
 
 /// Where and what to report: the delegate (held weakly) and the blocks.
@@ -77,14 +84,15 @@ struct SendCallbacks {
 /// The queue a request was added to: held weakly (the queue holds the request), with the
 /// request's number in it.
 struct QueueMembership {
-    weak var observer: (any RequestQueueObserver)?
+    weak var queue: NetworkQueue?
     var id = 0
 }
 
 /// The send in flight.
 struct SendInFlight {
     var inFlight = false
-    /// The send in flight (the façade adapter: a cancel before it started is kept there).
+    /// The send in flight, or the last one (the façade adapter: a cancel before it started is
+    /// kept there, and its upload resumption after it ended).
     var send: FacadeSend?
     /// Made on first use: a request waiting in a queue of thousands holds none.
     private var progressObject: Progress?
@@ -112,6 +120,4 @@ struct SendResults {
     var responseData: Data?
     var responseURL: URL?
     var authentication = AuthenticationOutcome()
-    var uploadResumptionURL: URL?
-    var uploadResumeCount = 0
 }

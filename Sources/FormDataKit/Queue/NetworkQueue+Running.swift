@@ -6,18 +6,10 @@ import Foundation
 /// How a ``NetworkQueue`` runs: events go into its state machine under the lock, the progress
 /// follows, the delegate's calls go to the queue's mailbox in that order, and the machine's
 /// actions (start, cancel, fail unstarted) are carried out outside the lock.
-extension NetworkQueue: RequestQueueObserver {
-    /// Feeds `event` to the machine, then does what it says.
-    func apply(_ event: NetworkQueueStateMachine.Event) {
-        apply(event, notice: nil)
-    }
-
-    /// Feeds `event`; `notice` (the delegate's call and the stream's event for it) is queued
-    /// before anything the event causes.
-    private func apply(
-        _ event: NetworkQueueStateMachine.Event,
-        notice: ((any NetworkQueueDelegate)?, NetworkQueueEvent)?
-    ) {
+extension NetworkQueue {
+    /// Feeds `event` to the machine, then does what it says; `notice` (the delegate's call and
+    /// the streams' event for it) is queued before anything the event causes.
+    func apply(_ event: NetworkQueueStateMachine.Event, notice: ((any NetworkQueueDelegate)?, NetworkQueueEvent)? = nil) {
         let work = core.withLock { core -> [(FormDataRequest, NetworkQueueStateMachine.Action)] in
             let actions = core.machine.handle(event)
             updateProgress(core.machine)
@@ -47,7 +39,7 @@ extension NetworkQueue: RequestQueueObserver {
     }
 
     /// What the machine's `actions` need done outside the lock; the bookkeeping (the finished
-    /// notice, the cancelled set, keeping the queue alive) is done here, under it.
+    /// notice, keeping the queue alive) is done here, under it.
     private func collect(
         _ actions: [NetworkQueueStateMachine.Action], _ core: inout Core
     ) -> [(FormDataRequest, NetworkQueueStateMachine.Action)] {
@@ -64,14 +56,9 @@ extension NetworkQueue: RequestQueueObserver {
                     idle.withLock { idle.broadcast() }
                 }
                 core.keepAlive = nil
-            case .start(let id):
+            case .start(let id), .cancelRunning(let id), .failUnstarted(let id):
                 if let request = core.requests[id] { work.append((request, action)) }
-                core.keepAlive = self
-            case .cancelRunning(let id):
-                core.cancelled.insert(id)
-                if let request = core.requests[id] { work.append((request, action)) }
-            case .failUnstarted(let id):
-                if let request = core.requests[id] { work.append((request, action)) }
+                if case .start = action { core.keepAlive = self }
             }
         }
         return work
@@ -82,18 +69,16 @@ extension NetworkQueue: RequestQueueObserver {
         for (request, action) in work {
             switch action {
             case .start(let id):
-                // False: the request was started by hand after it joined. That send reports
-                // to this queue as request `id` when it ends (the request is this queue's
-                // member until then), so nothing is failed here and the batch goes on.
-                _ = request.sendForQueue()
-                if core.withLock({ $0.cancelled.contains(id) }) {
-                    // Cancelled between the machine's start and the send's claim.
-                    request.cancel()
-                }
+                // Refused when the request was started by hand after it joined: that send
+                // reports to this queue as request `id` when it ends (the request is this
+                // queue's member until then), so nothing is failed here and the batch goes on.
+                request.send(nil)
+                // Cancelled between the machine's start and the send's claim.
+                if core.withLock({ $0.machine.isCancelled(id) }) { request.cancel() }
             case .cancelRunning:
                 request.cancel()
             case .failUnstarted:
-                request.failUnstartedAsCancelled()
+                request.send(cancelledFirst: true, nil)
             case .queueFinished:
                 break
             }
@@ -136,29 +121,36 @@ extension NetworkQueue: RequestQueueObserver {
         }
     }
 
-    // MARK: - RequestQueueObserver
+    // MARK: - What its requests report
 
+    // Each call comes after the request's own delegate method and block for the same moment,
+    // in the same order, as ASIHTTPRequest called its queue last.
+
+    /// Request `id` started.
     func requestStarted(_ request: FormDataRequest, id: Int) {
         let (delegate, streams) = core.withLock { ($0.delegate, Array($0.streams.values)) }
         post(delegate, .requestStarted(request), streams: streams)
     }
 
+    /// Request `id`'s response head arrived; `expectedLength`: its Content-Length.
     func request(_ request: FormDataRequest, id: Int, didReceiveResponseHeaders headers: [String: String], expectedLength: UInt64?) {
         let delegate = core.withLock { $0.delegate }
         apply(.responseHead(id: id, expectedLength: expectedLength), notice: (delegate, .receivedResponseHeaders(request, headers)))
     }
 
+    /// Request `id`'s current attempt has sent `sent` bytes of the `length`-byte body.
     func request(_ request: FormDataRequest, id: Int, sent: UInt64, of length: UInt64) {
         apply(.uploaded(id: id, sent: sent, length: length))
     }
 
+    /// Request `id`'s current response has brought `received` body bytes.
     func request(_ request: FormDataRequest, id: Int, received: UInt64) {
         apply(.downloaded(id: id, received: received))
     }
 
+    /// Request `id`'s send ended.
     func request(_ request: FormDataRequest, id: Int, endedWith error: FormDataError?) {
         let delegate = core.withLock { core -> (any NetworkQueueDelegate)? in
-            core.cancelled.remove(id)
             core.requests[id] = nil
             return core.delegate
         }
@@ -168,6 +160,7 @@ extension NetworkQueue: RequestQueueObserver {
         apply(.ended(id: id, succeeded: error == nil), notice: (delegate, event))
     }
 
+    /// Request `id`'s own ``FormDataRequest/cancel()`` while it waits unstarted.
     func cancelWaiting(_ request: FormDataRequest, id: Int) {
         apply(.cancelWaiting(id: id))
     }

@@ -25,12 +25,11 @@ import Foundation
 /// the queue's delegate. Beyond ASI: ``events`` as an `AsyncSequence`, a per-host limit
 /// (``maximumConcurrentRequestsPerHost``), and queued requests hold no body — a body is built
 /// when its request starts, never before (the batch is sized without building or spooling).
-///
-/// The scheduling is a value state machine; requests are sent by the same send driver as
-/// ``FormDataRequest/startAsynchronous()``. No thread is made per request: the queue owns one
-/// serial mailbox for its delegate. Thread-safe.
+/// No thread is made per request: the queue owns one serial mailbox for its delegate.
+/// Thread-safe.
 public final class NetworkQueue: @unchecked Sendable {
     // `@unchecked`: mutable state is in `core` (a lock); `mailbox` and `idle` are thread-safe.
+    // The scheduling is a value state machine; requests are sent as `startAsynchronous()` sends.
 
     struct Core {
         var machine = NetworkQueueStateMachine()
@@ -38,8 +37,6 @@ public final class NetworkQueue: @unchecked Sendable {
         var nextID = 0
         weak var delegate: (any NetworkQueueDelegate)?
         var userInfo: [String: any Sendable]?
-        /// Running requests the queue cancelled (checked again once a start claimed its send).
-        var cancelled: Set<Int> = []
         var streams: [Int: AsyncStream<NetworkQueueEvent>.Continuation] = [:]
         var nextStreamID = 0
         /// Queue-finished notices not yet delivered (``waitUntilAllOperationsAreFinished()``).
@@ -81,15 +78,10 @@ public final class NetworkQueue: @unchecked Sendable {
     /// - Returns: the copy.
     public func copy() -> NetworkQueue {
         let copied = NetworkQueue()
-        let (delegate, cancelOnFailure, accurate, info) = core.withLock {
-            ($0.delegate, $0.machine.shouldCancelAllRequestsOnFailure, $0.machine.showAccurateProgress, $0.userInfo)
-        }
-        copied.core.withLock {
-            $0.delegate = delegate
-            $0.machine.shouldCancelAllRequestsOnFailure = cancelOnFailure
-            $0.machine.showAccurateProgress = accurate
-            $0.userInfo = info
-        }
+        copied.delegate = delegate
+        copied.shouldCancelAllRequestsOnFailure = shouldCancelAllRequestsOnFailure
+        copied.showAccurateProgress = showAccurateProgress
+        copied.userInfo = userInfo
         return copied
     }
 
@@ -181,10 +173,8 @@ public final class NetworkQueue: @unchecked Sendable {
     /// - Parameter request: the request (not in a queue, not being sent).
     /// - Throws: `FormDataError.requestAlreadyQueued(url:isRunning:)` naming the request's URL.
     public func addOperation(_ request: FormDataRequest) throws(FormDataError) {
-        let accurate = showAccurateProgress
-        let share = accurate ? max(1, request.exactPostLengthWithoutSpooling ?? 1) : 1
-        let host = request.url.host?.lowercased() ?? ""
-        try add(request, host: host, share: share)
+        let share = showAccurateProgress ? max(1, request.exactPostLengthWithoutSpooling ?? 1) : 1
+        try add(request, host: request.url.host?.lowercased() ?? "", share: share)
     }
 
     /// Starts the queue (ASI's `go`: ``isSuspended`` becomes false).

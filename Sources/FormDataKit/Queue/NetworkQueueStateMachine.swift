@@ -1,7 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
-
 /// What a ``NetworkQueue`` decides, as a value: which request starts next (within the queue's
 /// and the per-host limits, not while suspended), when the rest are cancelled after a failure,
 /// when the queue has finished, and how far the batch's upload and download progress has come.
@@ -93,6 +89,8 @@ struct NetworkQueueStateMachine: Sendable {
     var waitingCount: Int { waiting.count - waitingHead }
     /// Requests running.
     var running: Int { runningCount }
+    /// Whether the queue cancelled running request `id` (checked again once a start claimed its send).
+    func isCancelled(_ id: Int) -> Bool { entries[id]?.cancelled == true }
 
     /// Feeds `event`; returns what to do.
     /// - Parameter event: what happened.

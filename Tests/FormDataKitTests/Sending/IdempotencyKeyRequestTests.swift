@@ -13,7 +13,7 @@ struct IdempotencyKeyRequestTests {
     static let url = URL(string: "http://example.test/upload")!
 
     static func head(_ request: FormDataRequest) throws -> TransportRequest {
-        try request.makeTransportRequest().get().0
+        try request.makeTransportRequest().0
     }
 
     @Test("asked for: one key made at the first send, the same on the next send and on a copy; none by default")
