@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

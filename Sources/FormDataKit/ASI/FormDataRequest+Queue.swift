@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// What a ``NetworkQueue`` needs of a request: its exact body length without building or

@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// ASIHTTPRequest's remaining blocks and its response-to-file settings.

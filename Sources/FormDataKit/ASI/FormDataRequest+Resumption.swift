@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Resumable uploads (Resumable Uploads for HTTP, draft-ietf-httpbis-resumable-upload): beyond

@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Retries that never post twice: the `Idempotency-Key` header and the retry policy.

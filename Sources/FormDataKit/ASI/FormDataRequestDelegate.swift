@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Receives a ``FormDataRequest``'s lifecycle events, as ASIHTTPRequest's `ASIHTTPRequestDelegate`

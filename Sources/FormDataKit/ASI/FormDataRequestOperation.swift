@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// A ``FormDataRequest`` as an `Operation`, for a plain `OperationQueue` (ASIHTTPRequest was an

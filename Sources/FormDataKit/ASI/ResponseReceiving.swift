@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Where each write of a response file goes, in order, in the file's writer (never on a

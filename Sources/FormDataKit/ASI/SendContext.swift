@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// One send of a ``FormDataRequest``: builds the body, starts it through the façade adapter

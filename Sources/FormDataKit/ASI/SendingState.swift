@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Everything about sending a ``FormDataRequest``, guarded by the request's `sending` lock, in

@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// How a ``NetworkQueue`` runs: events go into its state machine under the lock, the progress

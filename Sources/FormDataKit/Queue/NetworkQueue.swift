@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// A queue of ``FormDataRequest``s in ASIHTTPRequest's `ASINetworkQueue` shape: add requests,

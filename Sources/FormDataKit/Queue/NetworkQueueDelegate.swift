@@ -1,6 +1,3 @@
-import FormDataKitBody
-import FormDataKitEngine
-import FormDataKitWire
 import Foundation
 
 /// Hears what happens in a ``NetworkQueue`` — ASINetworkQueue's delegate selectors
