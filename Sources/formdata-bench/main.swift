@@ -20,7 +20,9 @@ import Foundation
 // sent with shouldResumeInterruptedUploads to Apple's resumable-upload server handler through a
 // relay: uninterrupted, and cut three times; see ResumeWorkload — it needs the ResumableUploadServer
 // executable built with the ResumableUploadServer trait, beside this one or --resumable-server PATH,
-// and is skipped without it).
+// and is skipped without it), faults (uploads on a bad network between two network namespaces
+// of its own: a NetworkQueue through 5 % loss, 6 Mbit/s and a 6 s black hole, keyed and keyless;
+// root, `ip`, `tc` and `nft` needed, skipped otherwise; see FaultWorkload).
 // --quick uses small sizes (CI runs it so the harness cannot rot). --out FILE writes the results as
 // Markdown: the command, the date and the machine, then one table per workload with its target
 // lines (the shape of Benchmarks/RESULTS.md). --compare-with BENCH adds, in
@@ -33,7 +35,7 @@ import Foundation
 // closes), to profile a sender against it outside a run.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue|resume ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue|resume|faults ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -46,6 +48,8 @@ func main() throws {
         case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
         case "resume": try ResumeWorkload.child(Array(arguments.dropFirst(2)))
         case "receiver": try DiscardReceiver.serveUntilInputCloses()
+        case "fault-receiver": try FaultReceiver.child(Array(arguments.dropFirst(2)))
+        case "fault-queue": try FaultQueueClient.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -78,7 +82,7 @@ func main() throws {
         }
     }
     if workloads.isEmpty {
-        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue", "resume"]
+        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue", "resume", "faults"]
     }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
@@ -113,6 +117,10 @@ func main() throws {
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
         case "queue", "w8":
             try QueueWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
+        case "faults":
+            try FaultWorkload.run(
+                uploads: quick ? 20 : 100, runs: runs ?? (quick ? 1 : 3),
+                hole: quick ? .init(start: 0.5, length: 4) : .init(start: 5, length: 6), in: directory, into: &report)
         case "resume":
             try ResumeWorkload.run(
                 totalMiB: sizeMiB ?? (quick ? 8 : 256), runs: runCount, server: resumableServer, in: directory, into: &report)

@@ -31,7 +31,7 @@ extension LoopbackHTTPServer {
         }
 
         /// The first value of header `name` (compared without regard to case).
-        func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
 

@@ -1,0 +1,57 @@
+import FormDataKit
+import FormDataKitTesting
+import Foundation
+
+/// `formdata-bench --child fault-receiver STATS FILE`: the fault scenarios' server, run inside
+/// the lab's server namespace on every address. Each request whose body arrives whole is parsed
+/// (FormDataKitTesting's parser): its `id` field names the upload, its `file` part must equal
+/// FILE. A request whose `Idempotency-Key` was already processed is answered from the record and
+/// not processed again, as a server that honours the key does; any other request is processed,
+/// so a keyless repeat counts as a duplicate. Announces `PORT n`; when standard input closes it
+/// writes ``Stats`` as JSON to STATS and exits.
+enum FaultReceiver {
+    /// What the server processed.
+    struct Stats: Codable {
+        /// How many times each upload (its `id`) was processed.
+        var processed: [String: Int] = [:]
+        /// Requests answered from the record of their `Idempotency-Key`.
+        var repeatsAnswered = 0
+        /// Processed requests whose file part differed from the expected bytes, or that did not parse.
+        var mismatched = 0
+        /// Body bytes of every request read whole.
+        var bodyBytes = 0
+    }
+
+    static func child(_ arguments: [String]) throws {
+        guard arguments.count == 2 else { throw BenchError.usage("fault-receiver STATS FILE") }
+        let expected = try Data(contentsOf: URL(fileURLWithPath: arguments[1]))
+        let stats = Locked(Stats())
+        let answered = Locked<Set<String>>([])
+        var configuration = LoopbackHTTPServer.Configuration()
+        configuration.maxBodyBytes = 1 << 30
+        let server = try LoopbackHTTPServer.startBlocking(host: "0.0.0.0", port: 0, configuration: configuration) { request, body in
+            var bytes = Data()
+            while let piece = try body.next() { bytes.append(piece) }
+            let key = request.header(IdempotencyKey.headerName)
+            let repeated = key.map { key in answered.withLock { !$0.insert(key).inserted } } ?? false
+            stats.withLock { stats in
+                stats.bodyBytes += bytes.count
+                if repeated {
+                    stats.repeatsAnswered += 1
+                    return
+                }
+                let form = try? FormBodyParser.parse(bytes, contentType: request.header("Content-Type") ?? "")
+                guard let form, let id = form.value("id"), form.files.first?.data == expected else {
+                    stats.mismatched += 1
+                    return
+                }
+                stats.processed[id, default: 0] += 1
+            }
+            return LoopbackHTTPServer.Response(status: 200, headers: [(name: "Content-Type", value: "text/plain")], body: Data("ok\n".utf8))
+        }
+        FileHandle.standardOutput.write(Data("PORT \(server.port)\n".utf8))
+        while FileHandle.standardInput.availableData.count > 0 {}
+        server.stopBlocking()
+        try JSONEncoder().encode(stats.current).write(to: URL(fileURLWithPath: arguments[0]))
+    }
+}

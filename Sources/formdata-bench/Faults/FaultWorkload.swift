@@ -1,0 +1,111 @@
+import FormDataKit
+import Foundation
+
+/// `formdata-bench faults`: uploads on a bad network, between two namespaces of the
+/// benchmark's own (``FaultLab``). The queue scenario: forms (an `id` field and a 64 KiB file)
+/// through one `NetworkQueue`, 4 at a time, with 5 % of packets dropped both ways, the client's
+/// sending limited to 6 Mbit/s, and every packet dropped for 6 s starting 5 s in (`--quick`: 20
+/// forms, 4 s starting 0.5 s in, still longer than the timeout); keyed
+/// (`shouldSendIdempotencyKey`, `RetryPolicy(maximumRetries: 5)`) and, for comparison, ASI's
+/// keyless `numberOfTimesToRetryOnTimeout = 5`; `timeOutSeconds = 3`. The server
+/// (``FaultReceiver``) counts what it processed. Needs root, `ip`, `tc` and `nft`; otherwise
+/// the workload says why and is skipped.
+enum FaultWorkload {
+    static let name = "Faults: queue, 5 % loss both ways, 6 Mbit/s, a black hole"
+    static let fileBytes = 64 << 10
+    static let width = 4
+    static let timeout = 3
+    static let retries = 5
+
+    /// When the black hole starts and how long it lasts, in seconds.
+    struct BlackHole {
+        var start: Double
+        var length: Double
+    }
+
+    static func run(uploads: Int, runs: Int, hole: BlackHole, in directory: WorkloadDirectory, into report: inout Report) throws {
+        if let reason = FaultLab.unavailableReason {
+            report.checks.append("\(name): skipped — \(reason)")
+            return
+        }
+        let file = try directory.generate("faults-64kib.bin", size: fileBytes, seed: 58, text: false)
+        for keyed in [true, false] {
+            let tool = keyed ? "FormDataKit keyed, RetryPolicy(\(retries))" : "FormDataKit keyless, retry on timeout \(retries)"
+            var row = ResultRow(
+                workload: String(format: "%@ of %.0f s at %.1f s, %d uploads", name, hole.length, hole.start, uploads), tool: tool,
+                bytes: uploads * fileBytes, seconds: [], peakRSSKiB: nil)
+            var totals = (arrived: 0, duplicates: 0, mismatched: 0, succeeded: 0, longest: 0.0, failures: [String: Int]())
+            for run in 1...runs {
+                let (outcome, stats) = try once(uploads: uploads, keyed: keyed, hole: hole, file: file, in: directory)
+                row.seconds.append(outcome.seconds)
+                let arrived = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) > 0 }.count
+                let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
+                totals.arrived += arrived
+                totals.duplicates += duplicates
+                totals.mismatched += stats.mismatched
+                totals.succeeded += outcome.succeeded
+                totals.longest = max(totals.longest, outcome.longestSend)
+                totals.failures.merge(outcome.failures, uniquingKeysWith: +)
+                if stats.mismatched > 0 { report.failures.append("\(tool), run \(run): \(stats.mismatched) bodies differed") }
+                if keyed && (arrived < uploads || duplicates > 0) {
+                    report.failures.append("\(tool), run \(run): \(arrived) of \(uploads) arrived, \(duplicates) processed twice")
+                }
+            }
+            let failures = totals.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            row.note =
+                "\(runs) runs: arrived \(totals.arrived)/\(uploads * runs), processed twice \(totals.duplicates), "
+                + "differing \(totals.mismatched), succeeded \(totals.succeeded)\(failures.isEmpty ? "" : " (others: \(failures))"), "
+                + String(format: "longest send %.1f s", totals.longest)
+            report.rows.append(row)
+            report.checks.append(
+                "\(name) · \(tool): "
+                    + (keyed
+                        ? (totals.arrived == uploads * runs && totals.duplicates == 0 ? "every upload arrived once — met" : "NOT met")
+                        : "\(totals.duplicates) processed twice (ASI's retry on timeout re-sends without a key, as documented)"))
+        }
+    }
+
+    /// One run in a fresh lab: the server, the faults, the client; the client's outcome and the
+    /// server's count.
+    static func once(
+        uploads: Int, keyed: Bool, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory
+    ) throws -> (FaultQueueClient.Outcome, FaultReceiver.Stats) {
+        let lab = try FaultLab()
+        defer { lab.tearDown() }
+        let statsPath = "\(directory.path)/faults-stats.json"
+        try? FileManager.default.removeItem(atPath: statsPath)
+        let start = try AnnouncedProcess.start(
+            lab.command(in: lab.server, [selfPath, "--child", "fault-receiver", statsPath, file]),
+            stderrPath: "\(directory.path)/faults-receiver-stderr")
+        guard case .running(let server) = start else { throw BenchError.childFailed("the fault receiver did not start: \(start)") }
+        try lab.setLoss(percent: 5)
+        try lab.setRate(megabits: 6)
+        let hole = DispatchGroup()
+        hole.enter()
+        DispatchQueue.global().asyncAfter(deadline: .now() + blackHole.start) {
+            try? lab.setBlackHole(true)
+            DispatchQueue.global().asyncAfter(deadline: .now() + blackHole.length) {
+                try? lab.setBlackHole(false)
+                hole.leave()
+            }
+        }
+        let outputPath = "\(directory.path)/faults-client-stdout"
+        let url = "http://\(FaultLab.serverAddress):\(server.port)/upload"
+        let client = runMeasured(
+            lab.command(
+                in: lab.client,
+                [
+                    selfPath, "--child", "fault-queue", url, String(uploads), String(width), file, String(timeout), String(retries),
+                    keyed ? "keyed" : "unkeyed",
+                ]), stdoutPath: outputPath)
+        hole.wait()
+        server.stop()
+        guard client.status == 0, let data = FileManager.default.contents(atPath: outputPath),
+            let outcome = try? JSONDecoder().decode(FaultQueueClient.Outcome.self, from: data)
+        else { throw BenchError.childFailed("the fault client failed (status \(client.status))") }
+        guard let statsData = FileManager.default.contents(atPath: statsPath) else {
+            throw BenchError.childFailed("the fault receiver wrote no stats")
+        }
+        return (outcome, try JSONDecoder().decode(FaultReceiver.Stats.self, from: statsData))
+    }
+}
