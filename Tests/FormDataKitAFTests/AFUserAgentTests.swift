@@ -66,7 +66,7 @@ struct AFUserAgentTests {
             })
     }
 
-    @Test("AFHTTPSessionManager: GET, POST and the multipart POST send a User-Agent", arguments: Kind.allCases)
+    @Test("AFHTTPSessionManager: GET, POST, the multipart POST and the streamed upload task send a User-Agent", arguments: Kind.allCases)
     func sessionManager(kind: Kind) async throws {
         try await Self.withReceiver { receiver in
             let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: kind.transport)
@@ -85,6 +85,15 @@ struct AFUserAgentTests {
             }
             #expect(multipart.outcome.error == nil)
             #expect(receiver.lastRequest?.form?.file("photo")?.data == Data("photo".utf8))
+            #expect(Self.agents(receiver) == [Self.expectedAgent])
+            // The streamed upload task, with a request the serializer built.
+            let request = try Self.multipartRequest(receiver.url("/streamed"))
+            let streamed: (any Error)? = await withCheckedContinuation { continuation in
+                manager.uploadTask(withStreamedRequest: request, progress: nil) { _, _, error in continuation.resume(returning: error) }
+                    .resume()
+            }
+            #expect(streamed == nil)
+            #expect(receiver.lastRequest?.path == "/streamed")
             #expect(Self.agents(receiver) == [Self.expectedAgent])
         }
     }
