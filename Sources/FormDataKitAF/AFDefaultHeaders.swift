@@ -9,7 +9,8 @@ import WatchKit
 enum AFDefaultHeaders {
     /// `Accept-Language` from the preferred languages (`en-US;q=1, fr;q=0.9`, at most six, down to
     /// q=0.5) and, on Apple platforms, AFNetworking's `User-Agent`. No `User-Agent` elsewhere:
-    /// AFNetworking has no rule for other platforms, and the transport adds its own.
+    /// AFNetworking has no rule for other platforms; the send adds FormDataKit's default to a
+    /// request without one (`AFPreparedRequest`).
     static func make() -> [String: String] {
         var headers: [String: String] = [:]
         let language = acceptLanguage(Locale.preferredLanguages)

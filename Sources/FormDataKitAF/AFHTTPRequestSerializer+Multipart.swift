@@ -28,9 +28,11 @@ extension AFHTTPRequestSerializer {
     /// ```
     ///
     /// On Linux, do not hand this request to `URLSession` directly: a body stream goes out chunked,
-    /// and with a Content-Length as well (a corelibs bug). Write it to a file with
-    /// ``request(withMultipartForm:writingStreamContentsToFile:completionHandler:)`` and upload the
-    /// file, or use the engine's `BodySource` (``AFMultipartBodyStream/bodySource``).
+    /// and with a Content-Length as well (a corelibs bug). Send it with
+    /// `AFHTTPSessionManager.uploadTask(withStreamedRequest:progress:completionHandler:)` or an
+    /// `AFHTTPRequestOperation` (these bytes, their exact length, no file); or write it to a file
+    /// with ``request(withMultipartForm:writingStreamContentsToFile:completionHandler:)`` and
+    /// upload the file; or use the engine's `BodySource` (``AFMultipartBodyStream/bodySource``).
     ///
     /// - Throws: ``AFURLRequestSerializationError/multipartMethodNotAllowed(_:)`` for GET or HEAD,
     ///   the first error an append raised (AFNetworking dropped such parts silently), errors thrown

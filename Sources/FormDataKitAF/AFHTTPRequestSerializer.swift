@@ -25,8 +25,10 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
 
     let settings: Locked<AFSerializerSettings>
 
-    /// A serializer with the default headers (`Accept-Language`; `User-Agent` on macOS), UTF-8,
-    /// and parameters in the URI for GET, HEAD and DELETE.
+    /// A serializer with the default headers (`Accept-Language`; AFNetworking's `User-Agent` on
+    /// Apple platforms — none on Linux, as AFNetworking, where the managers and operations send
+    /// `FormDataRequest.defaultUserAgentString` instead), UTF-8, and parameters in the URI for
+    /// GET, HEAD and DELETE.
     public required init() {
         settings = Locked(AFSerializerSettings(headers: AFDefaultHeaders.make()))
     }

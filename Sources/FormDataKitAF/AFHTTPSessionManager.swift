@@ -25,6 +25,8 @@ import FoundationNetworking
 /// ends) and small in-memory ones are sent from memory. `Content-Length` is exact either way.
 /// Success and failure callbacks run on ``completionQueue`` when it is set, otherwise on a global
 /// queue — never on the main thread by default. Progress callbacks run on the transport's queue.
+/// A request without a `User-Agent` (on Linux, where the serializer sets none, every one unless
+/// you set it) is sent with `FormDataRequest.defaultUserAgentString`; one that is set is kept.
 open class AFHTTPSessionManager: @unchecked Sendable {
     /// Called when a request succeeds, with the task and the decoded response object.
     public typealias Success = @Sendable (AFHTTPSessionDataTask, Any?) -> Void

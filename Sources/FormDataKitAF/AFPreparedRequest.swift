@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// A `URLRequest` turned into what the transport sends: final headers (no Content-Length — the
-/// transport derives it) and the body in the form the transport takes, by FormDataKit's one
+/// transport derives it; a `User-Agent` when it has none) and the body in the form the transport takes, by FormDataKit's one
 /// policy (`BodyDelivery`): the multipart parts themselves for a transport that streams, bytes
 /// in memory up to the transport's in-memory limit, else a spooled temporary file.
 struct AFPreparedRequest {
@@ -33,6 +33,11 @@ struct AFPreparedRequest {
         for (key, value) in additionalHeaders ?? [:] {
             let name = String(describing: key.base)
             if urlRequest.value(forHTTPHeaderField: name) == nil { headers.append((name, String(describing: value))) }
+        }
+        // AFNetworking's serializer sets a User-Agent on Apple platforms only, and FormDataKit's
+        // transports add none: a request without one (any, on Linux) gets FormDataRequest's.
+        if !headers.contains(where: { $0.name.caseInsensitiveCompare("User-Agent") == .orderedSame }) {
+            headers.append(("User-Agent", FormDataRequest.defaultUserAgentString))
         }
         // The serializer checks the headers it sets; per-request and session headers added
         // afterwards are checked here, before anything is spooled or sent.

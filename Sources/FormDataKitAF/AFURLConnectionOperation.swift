@@ -20,7 +20,8 @@ extension Notification.Name {
 /// Sent by FormDataKit's send driver through ``transport`` — the same path as
 /// `AFHTTPSessionManager` and `FormDataRequest` — with the request's body as
 /// `AFHTTPRequestSerializer` built it (a multipart body streamed from its parts, exact
-/// `Content-Length`). No thread or run loop is made per operation: its events run in order in
+/// `Content-Length`), and `FormDataRequest.defaultUserAgentString` as its `User-Agent` when the
+/// request has none. No thread or run loop is made per operation: its events run in order in
 /// one serial mailbox on the shared global queue, across pauses. Thread-safe.
 open class AFURLConnectionOperation: Operation, @unchecked Sendable {
     // `@unchecked`: mutable state is in `state` (a lock); Operation's own state is thread-safe.
