@@ -6,15 +6,15 @@ import Foundation
 /// data and files stay separate segments (no copy). Optionally keeps the ASI-style debug text.
 package struct BodyBuilder {
     /// In-memory data up to this size is copied into the coalesced segment.
-    package static let coalesceLimit = 64 * 1024
+    static let coalesceLimit = 64 * 1024
 
-    package let encoding: String.Encoding
+    let encoding: String.Encoding
     /// The debug log text, or nil when the debug log is off.
-    package private(set) var debugText: String?
+    private(set) var debugText: String?
     /// Fields whose values the debug text shows as ``redactedMarker`` (passwords, tokens).
-    package var redactedFields: Set<String> = []
+    var redactedFields: Set<String> = []
     /// What the debug text shows instead of a redacted value.
-    package static let redactedMarker = "[redacted]"
+    static let redactedMarker = "[redacted]"
 
     private var segments: [BodySegment] = []
     /// The in-memory run being coalesced; handed to a segment without a copy on flush.
@@ -28,22 +28,22 @@ package struct BodyBuilder {
     }
 
     /// The offset in the pending in-memory run where the next byte goes (for ``pendingContains(_:from:)``).
-    package var pendingMark: Int { pending.count }
+    var pendingMark: Int { pending.count }
 
     /// Whether `needle` occurs in the pending in-memory bytes from `mark` on.
-    package func pendingContains(_ needle: [UInt8], from mark: Int) -> Bool {
+    func pendingContains(_ needle: [UInt8], from mark: Int) -> Bool {
         pending.withBytes(from: mark) { ByteSearch.contains($0, needle) }
     }
 
     /// Appends structural ASCII text (boundary lines, CRLFs, fixed header names).
-    package mutating func appendASCII(_ text: String) {
+    mutating func appendASCII(_ text: String) {
         appendUTF8(of: text)
         debugText?.append(text)
     }
 
     /// Appends `text` in the builder's encoding; throws naming `field` and `role` when a
     /// character cannot be represented.
-    package mutating func appendText(_ text: String, field: String, role: FormDataError.FieldRole) throws(FormDataError) {
+    mutating func appendText(_ text: String, field: String, role: FormDataError.FieldRole) throws(FormDataError) {
         if encoding == .utf8 {
             appendUTF8(of: text)
         } else {
@@ -55,13 +55,13 @@ package struct BodyBuilder {
     }
 
     /// Appends bytes that are already encoded, logging `debugText` for them.
-    package mutating func appendEncoded(_ bytes: [UInt8], debugText text: @autoclosure () -> String) {
+    mutating func appendEncoded(_ bytes: [UInt8], debugText text: @autoclosure () -> String) {
         bytes.withUnsafeBufferPointer { pending.append($0) }
         if debugText != nil { debugText!.append(text()) }
     }
 
     /// Appends the content of a data part (logged as `[N bytes of data]`).
-    package mutating func appendData(_ data: Data, partContentType: String?) {
+    mutating func appendData(_ data: Data, partContentType: String?) {
         debugText?.append("[\(data.count) bytes of data]")
         if data.count <= Self.coalesceLimit {
             data.withUnsafeBytes { pending.append($0) }
@@ -72,14 +72,14 @@ package struct BodyBuilder {
     }
 
     /// Appends the content of a file part (logged as `[N bytes of data from file '<path>']`).
-    package mutating func appendFile(_ range: FileRange, partContentType: String?) {
+    mutating func appendFile(_ range: FileRange, partContentType: String?) {
         debugText?.append("[\(range.length) bytes of data from file '\(range.path)']")
         flush()
         segments.append(BodySegment(.file(range), partContentType: partContentType))
     }
 
     /// Appends `text` to the debug log only.
-    package mutating func appendDebugOnly(_ text: String) {
+    mutating func appendDebugOnly(_ text: String) {
         debugText?.append(text)
     }
 

@@ -36,13 +36,13 @@ public final class BodyReader {
     }
 
     /// The files read to their end and kept open since the last call (see `keepsFinishedFiles`).
-    package func takeFinishedFiles() -> [OpenedFileRange] {
+    func takeFinishedFiles() -> [OpenedFileRange] {
         defer { finishedFiles = [] }
         return finishedFiles
     }
 
     /// How many files are kept open, read to their end.
-    package var finishedFileCount: Int { finishedFiles.count }
+    var finishedFileCount: Int { finishedFiles.count }
 
     /// Whether every byte has been read.
     public var isAtEnd: Bool { bytesRead == source.length }

@@ -9,27 +9,27 @@ import Foundation
 /// A growable byte buffer for building in-memory body runs: appends are a bounds check and a
 /// `memcpy`, and ``takeData()`` hands the bytes to a `Data` without copying them (the `Data`
 /// frees the buffer). A class so that the buffer has exactly one owner.
-package final class ByteAccumulator {
+final class ByteAccumulator {
     private var base: UnsafeMutableRawPointer?
     private var capacity = 0
     /// The number of bytes appended since the last ``takeData()``.
-    package private(set) var count = 0
+    private(set) var count = 0
 
     /// An empty buffer with room for `capacity` bytes.
-    package init(capacity: Int = 0) {
+    init(capacity: Int = 0) {
         if capacity > 0 { grow(to: capacity) }
     }
 
     deinit { free(base) }
 
     /// Makes room for at least `capacity` bytes in total.
-    package func reserveCapacity(_ capacity: Int) {
+    func reserveCapacity(_ capacity: Int) {
         if capacity > self.capacity { grow(to: capacity) }
     }
 
     /// Appends `bytes`.
     @inline(__always)
-    package func append(_ bytes: UnsafeRawBufferPointer) {
+    func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         let needed = count + bytes.count
         if needed > capacity { grow(to: max(needed, capacity * 2, 256)) }
@@ -38,19 +38,19 @@ package final class ByteAccumulator {
     }
 
     /// Appends `bytes`.
-    package func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         append(UnsafeRawBufferPointer(bytes))
     }
 
     /// Runs `body` on the bytes from offset `start` to the end.
-    package func withBytes<Result>(from start: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    func withBytes<Result>(from start: Int, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         guard let base, start < count else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return body(UnsafeRawBufferPointer(start: base + start, count: count - start))
     }
 
     /// The bytes appended so far as a `Data` that takes over the buffer; this accumulator is
     /// empty afterwards.
-    package func takeData() -> Data {
+    func takeData() -> Data {
         guard let taken = base, count > 0 else { return Data() }
         let data = Data(bytesNoCopy: taken, count: count, deallocator: .free)
         base = nil

@@ -8,12 +8,12 @@ import Foundation
 
 /// Finding a byte string inside content (used to check a boundary against content): in memory,
 /// or streamed from a file range.
-package enum ByteSearch {
+enum ByteSearch {
     /// How many bytes of a file ``contains(_:_:chunkSize:)`` reads at a time.
-    package static let fileChunkSize = 256 << 10
+    static let fileChunkSize = 256 << 10
 
     /// Whether `needle` occurs in `haystack`.
-    package static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+    static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
         guard let first = needle.first else { return true }
         guard haystack.count >= needle.count, let base = haystack.baseAddress else { return false }
         return needle.withUnsafeBytes { pattern -> Bool in
@@ -30,7 +30,7 @@ package enum ByteSearch {
     }
 
     /// Whether `needle` occurs in `haystack`.
-    package static func contains<H: ContiguousBytes>(_ haystack: H, _ needle: [UInt8]) -> Bool {
+    static func contains<H: ContiguousBytes>(_ haystack: H, _ needle: [UInt8]) -> Bool {
         haystack.withUnsafeBytes { contains($0, needle) }
     }
 
@@ -39,7 +39,7 @@ package enum ByteSearch {
     /// chunk are kept in front of the next, so a match across a chunk border is found.
     ///
     /// - Throws: what reading the range throws (a missing, unreadable or changed file).
-    package static func contains(_ range: FileRange, _ needle: [UInt8], chunkSize: Int = fileChunkSize) throws(FormDataError) -> Bool {
+    static func contains(_ range: FileRange, _ needle: [UInt8], chunkSize: Int = fileChunkSize) throws(FormDataError) -> Bool {
         let file = try OpenedFileRange(range)
         guard !needle.isEmpty else { return true }
         guard range.length >= UInt64(needle.count) else { return false }

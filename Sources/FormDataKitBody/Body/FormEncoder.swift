@@ -20,11 +20,11 @@ package struct EncodedBody: Sendable {
 /// body with all value parts before all file parts.
 package enum FormEncoder {
     /// The ASI debug log markers.
-    package enum DebugMarker {
-        package static let multipartStart = "\r\n==== Building a multipart/form-data body ====\r\n"
-        package static let multipartEnd = "==== End of multipart/form-data body ====\r\n"
-        package static let urlEncodedStart = "\r\n==== Building an application/x-www-form-urlencoded body ====\r\n"
-        package static let urlEncodedEnd = "\r\n==== End of application/x-www-form-urlencoded body ====\r\n"
+    enum DebugMarker {
+        static let multipartStart = "\r\n==== Building a multipart/form-data body ====\r\n"
+        static let multipartEnd = "==== End of multipart/form-data body ====\r\n"
+        static let urlEncodedStart = "\r\n==== Building an application/x-www-form-urlencoded body ====\r\n"
+        static let urlEncodedEnd = "\r\n==== End of application/x-www-form-urlencoded body ====\r\n"
     }
 
     /// `name=value` pairs joined by `&`, each side escaped (only `A–Z a–z 0–9 - . _` kept).

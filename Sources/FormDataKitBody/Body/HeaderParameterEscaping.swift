@@ -7,7 +7,7 @@ import Foundation
 /// (ASIHTTPRequest and AFNetworking inserted these characters raw: header injection.)
 package enum HeaderParameterEscaping {
     /// `value` with `"`, CR and LF percent-escaped.
-    package static func escape(_ value: String) -> String {
+    static func escape(_ value: String) -> String {
         // These are ASCII bytes, which never occur inside a multi-byte UTF-8 sequence.
         guard value.containsUTF8Byte(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return value }
         var out = String.UnicodeScalarView()
@@ -23,7 +23,7 @@ package enum HeaderParameterEscaping {
     }
 
     /// `form-data; name="<name>"` plus `; filename="<fileName>"` when given, both escaped.
-    package static func formDataDisposition(name: String, fileName: String?) -> String {
+    static func formDataDisposition(name: String, fileName: String?) -> String {
         let escapedName = escape(name)
         let escapedFileName = fileName.map(escape)
         var value = "form-data; name=\""
@@ -47,7 +47,7 @@ package enum HeaderParameterEscaping {
     /// (Migration/ASIFormDataRequest.md has the measured table). The byte counts, not the
     /// character: in Shift_JIS, Big5 and GBK, characters such as `表` end in 0x5C. A backslash
     /// anywhere else is sent as it is.
-    package static func requireNoTrailingBackslash(
+    static func requireNoTrailingBackslash(
         _ value: String, encoding: String.Encoding, field: String, role: FormDataError.FieldRole
     ) throws(FormDataError) {
         // An ASCII last character is its own last byte in every encoding a form may use; only a

@@ -11,7 +11,7 @@ package enum MIMETypes {
     package static let fallback = "application/octet-stream"
 
     /// The built-in table (extension → type).
-    package static let builtIn: [String: String] = [
+    static let builtIn: [String: String] = [
         // text
         "txt": "text/plain", "text": "text/plain", "log": "text/plain", "md": "text/markdown",
         "html": "text/html", "htm": "text/html", "css": "text/css", "csv": "text/csv",
@@ -80,7 +80,7 @@ package enum MIMETypes {
 
     /// Parses a `mime.types` file: `type ext ext …` per line, `#` comments. The first mapping of an
     /// extension wins.
-    package static func loadMimeTypesFile(at path: String) -> [String: String] {
+    static func loadMimeTypesFile(at path: String) -> [String: String] {
         guard let data = FileManager.default.contents(atPath: path) else { return [:] }
         var table: [String: String] = [:]
         for line in String(decoding: data, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {

@@ -15,7 +15,7 @@ package enum MultipartBoundary {
     }
 
     /// The prefix ASIHTTPRequest put before the UUID.
-    package static let asiPrefix = "0xKhTmLbOuNdArY-"
+    static let asiPrefix = "0xKhTmLbOuNdArY-"
 
     /// A new random boundary of `style`.
     ///
@@ -39,7 +39,7 @@ package enum MultipartBoundary {
     package static func makeASIBoundary() -> String { make(.asi) }
 
     /// The bytes that must not occur in content: `--` + boundary.
-    package static func delimiter(_ boundary: String) -> [UInt8] {
+    static func delimiter(_ boundary: String) -> [UInt8] {
         Array("--\(boundary)".utf8)
     }
 
@@ -52,7 +52,7 @@ package enum MultipartBoundary {
     }
 
     /// Throws ``FormDataError/invalidHeaderValue(field:value:)`` unless ``isValid(_:)``.
-    package static func requireValid(_ boundary: String) throws(FormDataError) {
+    static func requireValid(_ boundary: String) throws(FormDataError) {
         if !isValid(boundary) { throw .invalidHeaderValue(field: "(multipart boundary)", value: boundary) }
     }
 

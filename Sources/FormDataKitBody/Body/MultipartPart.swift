@@ -3,8 +3,8 @@ import Foundation
 
 /// One header line of a multipart part.
 package struct MultipartHeader: Sendable, Equatable {
-    package var name: String
-    package var value: String
+    var name: String
+    var value: String
 
     package init(name: String, value: String) {
         self.name = name
@@ -25,7 +25,7 @@ package struct MultipartPart: Sendable {
     }
 
     /// How a part's header lines are made.
-    package enum HeaderLines: Sendable {
+    enum HeaderLines: Sendable {
         /// `Content-Disposition: form-data; name="…"` (with `; filename="…"` when the part has
         /// one), then `Content-Type: …` when it declares one: written from ``disposition`` and
         /// ``contentType`` when the part is written, no header strings made before.
@@ -35,15 +35,15 @@ package struct MultipartPart: Sendable {
     }
 
     /// The field name, for error messages.
-    package var fieldName: String
+    var fieldName: String
     /// How the part's header lines are made (see ``headers``).
-    package var headerLines: HeaderLines
-    package var content: Content
+    var headerLines: HeaderLines
+    var content: Content
     /// The part's content type, when it declares one (used by adaptive compression).
-    package var contentType: String?
+    var contentType: String?
     /// The name and filename the `Content-Disposition` was made from, for the checks on them
     /// when the part is written; nil for headers a caller wrote (AF's `appendPart(withHeaders:)`).
-    package var disposition: (name: String, fileName: String?)?
+    var disposition: (name: String, fileName: String?)?
 
     /// A part with exactly `headers`.
     package init(
@@ -65,7 +65,7 @@ package struct MultipartPart: Sendable {
     }
 
     /// The part's header lines, in order, as they are written.
-    package var headers: [MultipartHeader] {
+    var headers: [MultipartHeader] {
         switch headerLines {
         case .exactly(let headers):
             return headers

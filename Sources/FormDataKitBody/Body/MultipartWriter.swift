@@ -18,16 +18,16 @@ import Foundation
 /// once more would slow every upload down.
 package struct MultipartWriter {
     /// How many bytes of a file are read at a time when file content is scanned.
-    package static let fileScanChunkSize = ByteSearch.fileChunkSize
+    static let fileScanChunkSize = ByteSearch.fileChunkSize
 
-    package let boundary: String
+    let boundary: String
     private let delimiter: [UInt8]
     private let scanFileContent: Bool
     private let fileScanChunkSize: Int
 
     /// A writer for `boundary`. With `scanFileContent`, file parts are read and checked for the
     /// delimiter too, `fileScanChunkSize` bytes at a time (use it for a boundary the caller fixed).
-    package init(boundary: String, scanFileContent: Bool = false, fileScanChunkSize: Int = Self.fileScanChunkSize) {
+    init(boundary: String, scanFileContent: Bool = false, fileScanChunkSize: Int = Self.fileScanChunkSize) {
         self.boundary = boundary
         self.delimiter = MultipartBoundary.delimiter(boundary)
         self.scanFileContent = scanFileContent
@@ -41,7 +41,7 @@ package struct MultipartWriter {
     ///   header (a content type, say) with CR, LF or NUL; ``FormDataError/trailingBackslash(field:role:)``
     ///   for a name or filename ending in `\`; ``FormDataError/boundaryCollision(boundary:field:)``;
     ///   with `scanFileContent`, what reading a file throws (missing, unreadable, changed size).
-    package func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
+    func write(_ parts: [MultipartPart], into builder: inout BodyBuilder) throws(FormDataError) {
         try MultipartBoundary.requireValid(boundary)
         appendDelimiterLine(after: "--", before: "\r\n", into: &builder)
         for (index, part) in parts.enumerated() {

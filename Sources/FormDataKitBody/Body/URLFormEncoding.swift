@@ -21,7 +21,7 @@ package enum URLFormEncoding {
 
     /// Whether `byte` is written unescaped: `A–Z a–z 0–9 - . _`.
     @inline(__always)
-    package static func isUnreserved(_ byte: UInt8) -> Bool {
+    static func isUnreserved(_ byte: UInt8) -> Bool {
         (byte &- 0x61) < 26 || (byte &- 0x41) < 26 || (byte &- 0x30) < 10 || byte == 0x2D || byte == 0x2E || byte == 0x5F
     }
 
@@ -31,7 +31,7 @@ package enum URLFormEncoding {
     }
 
     /// Appends the escaped form of `bytes` to `output`.
-    package static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+    static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         appendEscaped(bytes, to: &output, where: isUnreserved)
     }
 
@@ -72,7 +72,7 @@ package enum URLFormEncoding {
     }
 
     /// Appends the escaped form of `bytes` to `output`.
-    package static func appendEscaped<Bytes: Sequence>(_ bytes: Bytes, to output: inout [UInt8])
+    static func appendEscaped<Bytes: Sequence>(_ bytes: Bytes, to output: inout [UInt8])
     where Bytes.Element == UInt8 {
         let done: Void? = bytes.withContiguousStorageIfAvailable { appendEscaped($0, to: &output) }
         if done == nil { appendEscaped(Array(bytes), to: &output) }
@@ -80,7 +80,7 @@ package enum URLFormEncoding {
 
     /// Appends the escaped form of `string` in `encoding` to `output`; throws naming the field
     /// when a character cannot be represented.
-    package static func appendEscaped(
+    static func appendEscaped(
         _ string: String, encoding: String.Encoding, field: String, role: FormDataError.FieldRole,
         to output: inout [UInt8]
     ) throws(FormDataError) {

@@ -27,15 +27,15 @@ package enum CompressedBody: Sendable {
 /// How a body is compressed.
 package struct CompressionSettings: Sendable, Equatable {
     /// The deflate level for content that is not already compressed (-1 or 0...9).
-    package var level: Int32
+    var level: Int32
     /// Whether parts whose content type is in ``AlreadyCompressedTypes`` are stored (level 0).
-    package var adaptive: Bool
+    var adaptive: Bool
     /// Compression threads: 0 = automatic (see ``BodyCompressor/threadCount(for:length:)``),
     /// 1 = the single-thread streaming ``GzipDeflater``, n ≥ 2 = ``ParallelGzipCompressor``
     /// with n workers whatever the body size.
-    package var threads: Int
+    var threads: Int
     /// The block size of parallel compression.
-    package var blockSize: Int
+    var blockSize: Int
 
     /// Level `level`, adaptive when `adaptive`, on `threads` threads (0 = automatic) in blocks
     /// of `blockSize` bytes when parallel.
@@ -53,11 +53,11 @@ package struct CompressionSettings: Sendable, Equatable {
 /// What one compression pass did.
 package struct CompressionSummary: Sendable, Equatable {
     /// Uncompressed bytes read from the body.
-    package var bytesIn: UInt64
+    var bytesIn: UInt64
     /// Compressed bytes produced.
-    package var bytesOut: UInt64
+    var bytesOut: UInt64
     /// How many times the deflate level changed between parts.
-    package var levelChanges: Int
+    var levelChanges: Int
 }
 
 /// Compresses a ``BodySource`` into one gzip stream in a single pass, with bounded memory: the
@@ -72,16 +72,16 @@ package struct CompressionSummary: Sendable, Equatable {
 /// boundary and is not worth it for a few hundred bytes — and longer ones use the chosen level.
 package enum BodyCompressor {
     /// Bodies up to this size (uncompressed) are compressed into memory by ``Destination/automatic``.
-    package static let memoryLimit: UInt64 = 1 << 20
+    static let memoryLimit: UInt64 = 1 << 20
     /// The read size: 1 MiB.
-    package static let readSize = 1 << 20
+    static let readSize = 1 << 20
     /// Structure segments at least this long are compressed at the chosen level (see above).
-    package static let structureSwitchThreshold: UInt64 = 4096
+    static let structureSwitchThreshold: UInt64 = 4096
     /// With automatic threads, bodies shorter than this (4 MiB) are compressed on one thread:
     /// starting workers and priming blocks is not worth it for them.
-    package static let parallelMinimumLength: UInt64 = 4 << 20
+    static let parallelMinimumLength: UInt64 = 4 << 20
     /// With automatic threads, the most workers used (one per active processor up to this).
-    package static let maximumAutomaticThreads = 8
+    static let maximumAutomaticThreads = 8
 
     /// The number of compression threads `requested` (0 = automatic, or a count ≥ 1) means for
     /// a body of `length` bytes. Automatic is one thread for bodies under
@@ -89,14 +89,14 @@ package enum BodyCompressor {
     /// processor, at most ``maximumAutomaticThreads``. A count asked for is passed on as it is:
     /// the parallel compressor clamps it to the processors and the body's blocks
     /// (``ParallelGzipCompressor/workerCount(requested:length:blockSize:processors:)``).
-    package static func threadCount(for requested: Int, length: UInt64) -> Int {
+    static func threadCount(for requested: Int, length: UInt64) -> Int {
         if requested > 0 { return requested }
         let processors = min(ProcessInfo.processInfo.activeProcessorCount, maximumAutomaticThreads)
         return length < parallelMinimumLength || processors < 2 ? 1 : processors
     }
 
     /// Throws ``FormDataError/compressionFailed(code:message:)`` unless `threads` is 0 (automatic) or more.
-    package static func validate(threads: Int) throws(FormDataError) {
+    static func validate(threads: Int) throws(FormDataError) {
         guard threads >= 0 else {
             throw .compressionFailed(
                 code: Z_STREAM_ERROR, message: "invalid compression thread count \(threads) (use 0 for automatic, or 1 or more)")
@@ -181,7 +181,7 @@ package enum BodyCompressor {
     /// without adaptive compression, none at level 0, else all but the content of parts whose
     /// type is already compressed (short structure segments, which keep the current level, are
     /// counted as deflated).
-    package static func deflatedLength(of source: BodySource, settings: CompressionSettings) -> UInt64 {
+    static func deflatedLength(of source: BodySource, settings: CompressionSettings) -> UInt64 {
         if settings.level == 0 { return 0 }
         guard settings.adaptive else { return source.length }
         return source.segments.reduce(0) { total, segment in

@@ -7,12 +7,12 @@ import Foundation
 /// A block is owned by one thread at a time: the reader fills it, a worker compresses it, the
 /// writer emits it and hands it back for reuse. Those hand-overs go through
 /// ``ParallelGzipCompressor``'s lock, which is why the class can be `@unchecked Sendable`.
-package final class GzipBlock: @unchecked Sendable {
+final class GzipBlock: @unchecked Sendable {
     /// The window size of deflate: the most input a block can refer back to.
-    package static let dictionaryCapacity = 32_768
+    static let dictionaryCapacity = 32_768
 
     /// The most input bytes the block holds (not counting the dictionary).
-    package let capacity: Int
+    let capacity: Int
     /// Dictionary followed by input: `dictionaryCapacity + capacity` bytes.
     let input: UnsafeMutableRawBufferPointer
     /// How many dictionary bytes are at the start of ``input``.

@@ -10,14 +10,14 @@ import Foundation
 /// joined) — or `Z_FINISH` for the last block, which sets the final-block bit. One `z_stream`
 /// per level used, made on first use and reset for every block. Every zlib return code is
 /// checked; a failure is ``FormDataError/compressionFailed(code:message:)``.
-package final class GzipBlockDeflater {
+final class GzipBlockDeflater {
     /// `windowBits` for raw deflate with a 32 KiB window.
-    package static let rawWindowBits: Int32 = -15
+    static let rawWindowBits: Int32 = -15
 
     private var streams: [Int32: UnsafeMutablePointer<z_stream>] = [:]
 
     /// A deflater with no streams yet.
-    package init() {}
+    init() {}
 
     deinit {
         for stream in streams.values {

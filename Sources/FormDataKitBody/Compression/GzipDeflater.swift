@@ -20,20 +20,20 @@ package final class GzipDeflater {
     /// ASIHTTPRequest's level, `Z_DEFAULT_COMPRESSION`, which zlib runs as 6.
     package static let defaultLevel: Int32 = 6
     /// The default output buffer: 1 MiB, so level-0 (stored) blocks are copied straight out.
-    package static let defaultOutputCapacity = 1 << 20
+    static let defaultOutputCapacity = 1 << 20
 
     /// The size of the output buffer.
-    package let outputCapacity: Int
+    let outputCapacity: Int
     /// The level data fed from now on is compressed at.
-    package private(set) var level: Int32
+    private(set) var level: Int32
     /// Uncompressed bytes fed so far.
-    package private(set) var bytesIn: UInt64 = 0
+    private(set) var bytesIn: UInt64 = 0
     /// Compressed bytes produced so far (including the gzip header and trailer).
-    package private(set) var bytesOut: UInt64 = 0
+    private(set) var bytesOut: UInt64 = 0
     /// How many times ``setLevel(_:into:)`` actually changed the level.
-    package private(set) var levelChanges = 0
+    private(set) var levelChanges = 0
     /// Whether ``finish(into:)`` has completed the gzip stream.
-    package private(set) var isFinished = false
+    private(set) var isFinished = false
 
     private let stream: UnsafeMutablePointer<z_stream>
     private let output: UnsafeMutableRawBufferPointer
@@ -65,7 +65,7 @@ package final class GzipDeflater {
     }
 
     /// Compresses all of `input` (at the current level), passing any output to `sink`.
-    package func compress(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(FormDataError) {
+    func compress(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(FormDataError) {
         try checkNotFinished()
         guard var base = input.baseAddress, input.count > 0 else { return }
         var left = input.count
@@ -96,7 +96,7 @@ package final class GzipDeflater {
     /// alignment, so it costs a few bits), after which `deflateParams` cannot need more output
     /// space; should it still report `Z_BUF_ERROR` (its "call again with more output space"),
     /// the output is drained and it is called again. A level equal to the current one does nothing.
-    package func setLevel(_ newLevel: Int32, into sink: Sink) throws(FormDataError) {
+    func setLevel(_ newLevel: Int32, into sink: Sink) throws(FormDataError) {
         try checkNotFinished()
         try ZlibSupport.validate(level: newLevel)
         let target = ZlibSupport.effectiveLevel(newLevel)

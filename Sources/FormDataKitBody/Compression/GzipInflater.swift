@@ -20,18 +20,18 @@ package final class GzipInflater {
     package typealias Sink = (UnsafeRawBufferPointer) throws(FormDataError) -> Void
 
     /// The default output buffer: 256 KiB.
-    package static let defaultOutputCapacity = 256 * 1024
+    static let defaultOutputCapacity = 256 * 1024
 
     /// The size of the output buffer.
-    package let outputCapacity: Int
+    let outputCapacity: Int
     /// The most decompressed bytes allowed, or nil for no limit.
-    package let outputLimit: UInt64?
+    let outputLimit: UInt64?
     /// Compressed bytes consumed so far.
-    package private(set) var bytesIn: UInt64 = 0
+    private(set) var bytesIn: UInt64 = 0
     /// Decompressed bytes produced so far.
-    package private(set) var bytesOut: UInt64 = 0
+    private(set) var bytesOut: UInt64 = 0
     /// Whether the end of the compressed stream (with a verified check value) has been reached.
-    package private(set) var isFinished = false
+    private(set) var isFinished = false
 
     private let stream: UnsafeMutablePointer<z_stream>
     private let output: UnsafeMutableRawBufferPointer
@@ -64,7 +64,7 @@ package final class GzipInflater {
     /// part of the stream: all of them, unless the stream ended inside `input` (the rest is
     /// trailing data and is ignored). After the end, further input is ignored (returns 0).
     @discardableResult
-    package func decompress(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(FormDataError) -> Int {
+    func decompress(_ input: UnsafeRawBufferPointer, into sink: Sink) throws(FormDataError) -> Int {
         guard !isFinished, var base = input.baseAddress, input.count > 0 else { return 0 }
         var left = input.count
         var used = 0

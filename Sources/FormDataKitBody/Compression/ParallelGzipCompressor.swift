@@ -24,22 +24,22 @@ import Foundation
 /// block being filled and the one after it, memory stays at about `(workers + 3) × 2 × blockSize`
 /// (input and output) plus zlib's state per worker and level — about 4 MiB on two threads —
 /// whatever the body size. Every zlib return code is checked.
-package final class ParallelGzipCompressor: @unchecked Sendable {
+final class ParallelGzipCompressor: @unchecked Sendable {
     /// The default block size: 256 KiB. Each block costs 5 bytes of sync marker and the work of
     /// priming 32 KiB of dictionary; smaller blocks keep memory lower (a 1 GiB body compresses
     /// in a 31 MiB process with 256 KiB blocks, 34 MiB with 512 KiB).
-    package static let defaultBlockSize = 1 << 18
+    static let defaultBlockSize = 1 << 18
 
     /// Worker threads asked for (at least 1).
-    package let requestedThreads: Int
+    let requestedThreads: Int
     /// The active processors the worker count is clamped to.
-    package let processors: Int
+    let processors: Int
     /// The most input bytes per block.
-    package let blockSize: Int
+    let blockSize: Int
     /// Worker threads started for the body being compressed (0 before ``compress(_:settings:into:)``).
-    package private(set) var threads = 0
+    private(set) var threads = 0
     /// The most blocks handed to workers and not yet written (workers + 1).
-    package private(set) var maxBlocksInFlight = 0
+    private(set) var maxBlocksInFlight = 0
 
     // Shared with the workers, guarded by `condition`.
     private let condition = NSCondition()
@@ -60,7 +60,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
 
     /// A compressor for one body with up to `threads` workers (at least 1; clamped to
     /// `processors` and the body's blocks) and blocks of `blockSize` bytes (at least 1).
-    package init(threads: Int, blockSize: Int = defaultBlockSize, processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    init(threads: Int, blockSize: Int = defaultBlockSize, processors: Int = ProcessInfo.processInfo.activeProcessorCount) {
         requestedThreads = max(1, threads)
         self.blockSize = max(1, blockSize)
         self.processors = max(1, processors)
@@ -75,7 +75,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
     ///   - blockSize: the most input bytes per block.
     ///   - processors: the active processors.
     /// - Returns: the worker count.
-    package static func workerCount(requested: Int, length: UInt64, blockSize: Int, processors: Int) -> Int {
+    static func workerCount(requested: Int, length: UInt64, blockSize: Int, processors: Int) -> Int {
         let size = UInt64(max(1, blockSize))
         let blocks = length / size + (length % size == 0 ? 0 : 1)
         return Int(min(UInt64(max(1, requested)), UInt64(max(1, processors)), max(1, blocks)))
@@ -83,7 +83,7 @@ package final class ParallelGzipCompressor: @unchecked Sendable {
 
     /// Compresses `source` with `settings` (its level and adaptive flag), passing the gzip stream
     /// to `sink` piece by piece on the calling thread. Use each compressor once.
-    package func compress(
+    func compress(
         _ source: BodySource, settings: CompressionSettings, into sink: GzipDeflater.Sink
     ) throws(FormDataError) -> CompressionSummary {
         try ZlibSupport.validate(level: settings.level)

@@ -24,13 +24,13 @@ package final class BodyReaderPool: @unchecked Sendable {
     package static let shared = BodyReaderPool()
 
     /// Workers kept moving: a stalled one is replaced while there are fewer than this.
-    package let baseWorkers: Int
+    let baseWorkers: Int
     /// The most worker threads at once (stalled ones included).
-    package let maximumWorkers: Int
+    let maximumWorkers: Int
     /// How long one job may run before its worker counts as stalled.
-    package let stallThreshold: TimeInterval
+    let stallThreshold: TimeInterval
     /// How long a worker beyond the base count idles before it ends.
-    package let idleExit: TimeInterval
+    let idleExit: TimeInterval
 
     private let state = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
@@ -49,7 +49,7 @@ package final class BodyReaderPool: @unchecked Sendable {
     private var wakePending = false
 
     /// A pool of `baseWorkers` workers, growing to `maximumWorkers` while workers are stalled.
-    package init(baseWorkers: Int = 2, maximumWorkers: Int = 8, stallThreshold: TimeInterval = 0.25, idleExit: TimeInterval = 5) {
+    init(baseWorkers: Int = 2, maximumWorkers: Int = 8, stallThreshold: TimeInterval = 0.25, idleExit: TimeInterval = 5) {
         self.baseWorkers = max(1, baseWorkers)
         self.maximumWorkers = max(self.baseWorkers, maximumWorkers)
         self.stallThreshold = stallThreshold
@@ -57,7 +57,7 @@ package final class BodyReaderPool: @unchecked Sendable {
     }
 
     /// The worker threads now (for tests and diagnostics).
-    package var workerThreads: Int { state.withLock { workerCount } }
+    var workerThreads: Int { state.withLock { workerCount } }
 
     /// Queues `job` to run on a worker. Never blocks.
     package func submit(_ job: @escaping @Sendable () -> Void) {

@@ -13,7 +13,7 @@ extension BodySource {
 
     /// A reader over the body's bytes whose files `files` opens and closes; with
     /// `keepsFinishedFiles`, each stays open once read until ``BodyReader/takeFinishedFiles()``.
-    package func makeReader(chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false) -> BodyReader {
+    func makeReader(chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false) -> BodyReader {
         BodyReader(source: self, chunkSize: chunkSize, files: files, keepsFinishedFiles: keepsFinishedFiles)
     }
 

@@ -53,7 +53,7 @@ package enum FileInspection {
     /// the real user: a set-user-ID process always asks it). Only a security module (SELinux,
     /// AppArmor) could still refuse the read: the open at the send then fails with
     /// ``FormDataError/fileUnreadable(path:errno:)``, as for a file made unreadable after it was added.
-    package static func ownerMayRead(mode: mode_t, owner: uid_t, realUser: uid_t, effectiveUser: uid_t) -> Bool {
+    static func ownerMayRead(mode: mode_t, owner: uid_t, realUser: uid_t, effectiveUser: uid_t) -> Bool {
         realUser == effectiveUser && owner == realUser && (mode & S_IRUSR) != 0
     }
 
@@ -63,7 +63,7 @@ package enum FileInspection {
 
     /// The size of the regular file open as `descriptor` (`path` names it in errors), checked as
     /// ``regularFileSize(at:)`` checks a path.
-    package static func regularFileSize(descriptor: Int32, path: String) throws(FormDataError) -> UInt64 {
+    static func regularFileSize(descriptor: Int32, path: String) throws(FormDataError) -> UInt64 {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw .fileUnreadable(path: path, errno: errno) }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw .fileIsDirectory(path: path) }
@@ -81,7 +81,7 @@ package enum FileInspection {
     }
 
     /// What the file at `path` is when it exists and is neither a regular file nor a directory.
-    package static func nonRegularKind(at path: String) -> String? {
+    static func nonRegularKind(at path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return kind(ofMode: info.st_mode)

@@ -15,7 +15,7 @@ package enum InputStreamReading {
     }
 
     /// How many bytes are read at a time.
-    package static let chunkSize = 64 * 1024
+    static let chunkSize = 64 * 1024
 
     /// Reads `stream` (opened first if it is not open, closed at the end) chunk by chunk into
     /// `sink`: to its end, or — with `length` — exactly that many bytes, then checks that nothing

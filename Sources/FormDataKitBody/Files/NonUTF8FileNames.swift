@@ -12,10 +12,10 @@ import Darwin
 /// give names no file. FormDataKit cannot open such a file by a `String` path, so it refuses it
 /// with ``FormDataError/fileNameNotUTF8(path:)``, whose path shows the real bytes (`bad\xFF.txt`)
 /// rather than the replacement characters the caller's string holds.
-package enum NonUTF8FileNames {
+enum NonUTF8FileNames {
     /// `bytes` (a path) as text: valid UTF-8 as it is, every byte of an invalid sequence as
     /// `\xFF`, and a backslash as `\\` (so the escapes cannot be mistaken for the name's own text).
-    package static func display(_ bytes: some Collection<UInt8>) -> String {
+    static func display(_ bytes: some Collection<UInt8>) -> String {
         let bytes = Array(bytes)
         var out = ""
         var index = 0
@@ -38,7 +38,7 @@ package enum NonUTF8FileNames {
     /// file, and replacing its components' U+FFFD with bytes that are not UTF-8 finds one: each
     /// such component is matched against its directory's entries (the first match in byte
     /// order). Nil otherwise. Only called once a path was not found.
-    package static func undecodedPath(for path: String) -> [UInt8]? {
+    static func undecodedPath(for path: String) -> [UInt8]? {
         guard path.unicodeScalars.contains("\u{FFFD}") else { return nil }
         var result: [UInt8] = path.hasPrefix("/") ? [UInt8(ascii: "/")] : []
         let components = path.split(separator: "/", omittingEmptySubsequences: true)

@@ -38,10 +38,10 @@ private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }
 /// let it go only where a file's close may wait (the reader pool, a caller's thread), never on a
 /// transport's event thread (``BodyReadAhead`` lets its readers go on the pool).
 package final class OpenedFileRange {
-    package let range: FileRange
+    let range: FileRange
     package let descriptor: Int32
     /// Bytes of the range already read.
-    package private(set) var consumed: UInt64 = 0
+    private(set) var consumed: UInt64 = 0
     private let files: any FileOpening
 
     /// Opens `range.path` with `files` and checks that it is a regular file of the recorded size.
@@ -65,12 +65,12 @@ package final class OpenedFileRange {
     deinit { files.close(descriptor, path: range.path) }
 
     /// Bytes of the range not yet read.
-    package var remaining: UInt64 { range.length - consumed }
+    var remaining: UInt64 { range.length - consumed }
 
     /// Throws ``FormDataError/fileChanged(path:expectedSize:actualSize:)`` unless the file still
     /// has the size recorded when the body length was computed (and
     /// ``FormDataError/notARegularFile(path:kind:)`` unless it is a regular file).
-    package func checkSize() throws(FormDataError) {
+    func checkSize() throws(FormDataError) {
         try requireExpectedSize(try FileInspection.regularFileSize(descriptor: descriptor, path: range.path))
     }
 
@@ -90,7 +90,7 @@ package final class OpenedFileRange {
 
     /// Reads up to `buffer.count` bytes of the range into `buffer`; 0 once the range is done
     /// (after checking the file size once more).
-    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard remaining > 0 else { return 0 }
         let want = Int(min(UInt64(buffer.count), remaining))
         while true {
@@ -130,12 +130,12 @@ package final class OpenedFileRange {
 
     /// Opens `path` for reading, non-blocking (a FIFO put in a file's place cannot block the
     /// open): the descriptor, or -1 with `errno` set.
-    package static func openForReading(_ path: String) -> Int32 {
+    static func openForReading(_ path: String) -> Int32 {
         path.withCString { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
     }
 
     /// The error for a failed `open(2)` of `path`.
-    package static func openError(path: String, errno code: Int32) -> FormDataError {
+    static func openError(path: String, errno code: Int32) -> FormDataError {
         switch code {
         case ENOENT, ENOTDIR: return .fileNotFound(path: path)
         case EISDIR: return .fileIsDirectory(path: path)

@@ -23,9 +23,9 @@ import Foundation
 /// - **Removed only while it is ours.** ``remove()`` and ``move(to:)`` act on the path only while
 ///   it still names the file that was created (same device and inode, from `lstat(2)`): a file
 ///   someone put in its place is never unlinked or moved.
-package struct OwnedFile: Sendable, Equatable {
+struct OwnedFile: Sendable, Equatable {
     /// How the new file is opened.
-    package enum Access: Sendable {
+    enum Access: Sendable {
         /// `O_WRONLY`.
         case writeOnly
         /// `O_RDWR`.
@@ -33,7 +33,7 @@ package struct OwnedFile: Sendable, Equatable {
     }
 
     /// Where the file was created.
-    package let path: String
+    let path: String
     /// The file's device and inode when it was created: what ``remove()`` checks.
     private let device: UInt64
     private let inode: UInt64
@@ -50,7 +50,7 @@ package struct OwnedFile: Sendable, Equatable {
     /// - Throws: ``FormDataError/fileExists(path:)`` naming `path` when anything exists there;
     ///   `failure(errno)` for any other failure (`EPERM` when the new file is not a regular file of
     ///   this user); nothing is left behind.
-    package static func create(
+    static func create(
         at path: String, in directory: Int32 = AT_FDCWD, name: String? = nil, access: Access = .writeOnly,
         failure: (_ errno: Int32) -> FormDataError
     ) throws(FormDataError) -> (file: OwnedFile, descriptor: Int32) {
@@ -87,14 +87,14 @@ package struct OwnedFile: Sendable, Equatable {
     }
 
     /// Whether ``path`` still names the file that was created (not removed, renamed away or replaced).
-    package var isInPlace: Bool {
+    var isInPlace: Bool {
         var info = stat()
         guard lstat(path, &info) == 0 else { return false }
         return UInt64(truncatingIfNeeded: info.st_dev) == device && UInt64(truncatingIfNeeded: info.st_ino) == inode
     }
 
     /// Unlinks ``path`` if it still names the file that was created; anything else there is left alone.
-    package func remove() {
+    func remove() {
         if isInPlace { unlink(path) }
     }
 
@@ -103,14 +103,14 @@ package struct OwnedFile: Sendable, Equatable {
     /// - Parameter destination: the new path (same file system).
     /// - Returns: 0, or the system error number: `ENOENT` when the file is no longer at ``path``
     ///   (something else is there, or nothing), `EXDEV` across file systems.
-    package func move(to destination: String) -> Int32 {
+    func move(to destination: String) -> Int32 {
         guard isInPlace else { return ENOENT }
         return rename(path, destination) == 0 ? 0 : errno
     }
 
     /// Opens the file again to read it, if ``path`` still names it (checked on the new descriptor).
     /// - Returns: a read-only descriptor the caller closes, or the system error number.
-    package func openForReading() -> Result<Int32, UnderlyingErrno> {
+    func openForReading() -> Result<Int32, UnderlyingErrno> {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return .failure(UnderlyingErrno(code: errno)) }
         var info = stat()
@@ -124,8 +124,8 @@ package struct OwnedFile: Sendable, Equatable {
     }
 
     /// A system error number as an `Error` (for ``openForReading()``'s result).
-    package struct UnderlyingErrno: Error, Sendable {
+    struct UnderlyingErrno: Error, Sendable {
         /// The `errno` value.
-        package let code: Int32
+        let code: Int32
     }
 }

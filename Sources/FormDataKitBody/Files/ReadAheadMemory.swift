@@ -16,7 +16,7 @@ package final class ReadAheadMemory: @unchecked Sendable {
     package static let shared = ReadAheadMemory(keptByteLimit: 8 << 20)
 
     /// The most bytes kept for reuse (8 MiB for ``shared``: sixteen chunks of 512 KiB).
-    package let keptByteLimit: Int
+    let keptByteLimit: Int
 
     private let lock = Locked()
     /// The kept chunks by size class: index `n` holds chunks of `1 << n` bytes. (An array, not a
@@ -28,7 +28,7 @@ package final class ReadAheadMemory: @unchecked Sendable {
     private static let sizeClassCount = 41
 
     /// A store that keeps at most `keptByteLimit` bytes of returned chunks.
-    package init(keptByteLimit: Int) {
+    init(keptByteLimit: Int) {
         self.keptByteLimit = max(0, keptByteLimit)
     }
 
@@ -44,14 +44,14 @@ package final class ReadAheadMemory: @unchecked Sendable {
 
     /// The size class of a chunk of `byteCount` bytes: the power of two at or above it, at least
     /// 16 KiB (beyond 1 TiB, the count itself: no power of two to round to past `Int`'s range).
-    package static func capacity(for byteCount: Int) -> Int {
+    static func capacity(for byteCount: Int) -> Int {
         let wanted = max(16 << 10, byteCount)
         guard wanted <= 1 << 40 else { return wanted }
         return wanted.nonzeroBitCount == 1 ? wanted : 1 << (Int.bitWidth - (wanted - 1).leadingZeroBitCount)
     }
 
     /// The bytes kept for reuse now (for tests).
-    package var keptByteCount: Int { lock.withLock { keptBytes } }
+    var keptByteCount: Int { lock.withLock { keptBytes } }
 
     /// Memory for at least `byteCount` bytes, aligned to 16; give it back with ``give(_:capacity:)``
     /// and the `capacity` returned here.

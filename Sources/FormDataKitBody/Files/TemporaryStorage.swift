@@ -33,7 +33,7 @@ public enum TemporaryStorage {
 
     /// The name of the lock file in each per-process directory. Its owner holds an exclusive
     /// `flock(2)` on it for its lifetime; a lock anyone can take marks a stale directory.
-    package static let lockFileName = ".lock"
+    static let lockFileName = ".lock"
 
     /// This process's directory while it is in use.
     private struct Owned: Sendable {

@@ -85,7 +85,7 @@ public struct BodySource: Sendable, Equatable {
     /// Where byte `offset` of the body falls: the segment (past the ones before it; a segment the
     /// offset starts stays, even an empty file) and the offset within it. An offset at or past
     /// the end gives the segment count (or the last empty segment) and what is left over.
-    package func position(of offset: UInt64) -> (segment: Int, offsetInSegment: UInt64) {
+    func position(of offset: UInt64) -> (segment: Int, offsetInSegment: UInt64) {
         var skip = min(offset, length)
         var index = 0
         while index < segments.count, skip > 0, skip >= segments[index].length {

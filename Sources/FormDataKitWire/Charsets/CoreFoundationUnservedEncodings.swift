@@ -44,7 +44,7 @@ extension LegacyCharsets {
     /// negative literal such as `-2147483623`, kCFStringEncodingMacChineseSimp's number, becomes
     /// as a 64-bit `NSStringEncoding`) read as the 32-bit value (`0x8xxxxxxx`), as CoreFoundation
     /// reads it; any other encoding unchanged.
-    package static func zeroExtended(_ encoding: String.Encoding) -> String.Encoding {
+    static func zeroExtended(_ encoding: String.Encoding) -> String.Encoding {
         let raw = encoding.rawValue
         guard raw >> 32 == 0xFFFF_FFFF, raw & coreFoundationFlag != 0 else { return encoding }
         return String.Encoding(rawValue: raw & 0xFFFF_FFFF)
@@ -53,7 +53,7 @@ extension LegacyCharsets {
     /// What ``FormDataError/unknownEncoding(rawValue:)`` says about `rawValue`: the
     /// CoreFoundation constant it is (when it is one FormDataKit knows the name of) and the IANA
     /// name to suggest.
-    package static func unknownEncodingHint(_ rawValue: UInt) -> (constant: String?, suggestion: String) {
+    static func unknownEncodingHint(_ rawValue: UInt) -> (constant: String?, suggestion: String) {
         let raw = zeroExtended(String.Encoding(rawValue: rawValue)).rawValue
         guard raw & coreFoundationFlag != 0, raw >> 32 == 0, let entry = unserved[UInt32(truncatingIfNeeded: raw & ~coreFoundationFlag)]
         else { return (nil, "gbk") }

@@ -40,7 +40,7 @@ package enum IANACharset {
 
     /// Whether ASCII text encodes to the same bytes in `encoding` — required, because the
     /// boundary lines, part headers and percent escapes of a form body are ASCII.
-    package static func isASCIICompatible(_ encoding: String.Encoding) -> Bool {
+    static func isASCIICompatible(_ encoding: String.Encoding) -> Bool {
         let encoding = LegacyCharsets.zeroExtended(encoding)
         switch encoding {
         case .utf16, .utf16BigEndian, .utf16LittleEndian, .utf32, .utf32BigEndian,

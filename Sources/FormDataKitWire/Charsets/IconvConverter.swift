@@ -13,10 +13,10 @@ import Foundation
 /// `String` compares). Converters map some characters one way only (glibc's EUC-JP writes `¥`
 /// U+00A5 as 0x5C, which every decoder reads as `\`; its EUC-KR writes `₩` U+20A9 as the
 /// full-width won sign): such a character is refused like any other unencodable one.
-package enum CharsetConverter {
+enum CharsetConverter {
     /// `string` in `charset`, or nil when a character cannot be represented exactly (or the
     /// platform has no converter for the charset).
-    package static func encode(_ string: String, _ charset: LegacyCharset) -> [UInt8]? {
+    static func encode(_ string: String, _ charset: LegacyCharset) -> [UInt8]? {
         if string.isEmpty { return [] }
         if charset.jisRoman, string.unicodeScalars.contains(where: { $0 == "\u{A5}" || $0 == "\u{203E}" }) { return nil }
         #if canImport(Glibc) || canImport(Musl)
@@ -38,7 +38,7 @@ package enum CharsetConverter {
 
     /// `bytes` read as text in `charset`, or nil when they are not valid in it (or the platform
     /// has no converter for the charset).
-    package static func decode(_ bytes: Data, _ charset: LegacyCharset) -> String? {
+    static func decode(_ bytes: Data, _ charset: LegacyCharset) -> String? {
         if bytes.isEmpty { return "" }
         #if canImport(Glibc) || canImport(Musl)
         guard let decoded = bytes.withUnsafeBytes({ Iconv.convert($0, from: charset.converterName, to: "UTF-8") }) else { return nil }
@@ -64,9 +64,9 @@ package enum CharsetConverter {
 #if canImport(Glibc) || canImport(Musl)
 /// glibc's `iconv`, one conversion descriptor per call (`iconv_open` costs well under a
 /// microsecond once the charset's module is loaded, and a descriptor is not thread-safe).
-package enum Iconv {
+enum Iconv {
     /// Whether `iconv` can convert from UTF-8 to `name`.
-    package static func knows(_ name: String) -> Bool {
+    static func knows(_ name: String) -> Bool {
         guard let descriptor = iconv_open(name, "UTF-8"), Int(bitPattern: descriptor) != -1 else { return false }
         iconv_close(descriptor)
         return true
@@ -75,7 +75,7 @@ package enum Iconv {
     /// `input` converted from charset `from` to charset `to`; nil when either charset is unknown,
     /// when a character has no mapping in `to` (`EILSEQ`), when the input is invalid or
     /// incomplete, or when the converter reports an irreversible (lossy) conversion.
-    package static func convert(_ input: UnsafeRawBufferPointer, from: String, to: String) -> [UInt8]? {
+    static func convert(_ input: UnsafeRawBufferPointer, from: String, to: String) -> [UInt8]? {
         guard !input.isEmpty, let base = input.baseAddress else { return [] }
         guard let descriptor = iconv_open(to, from), Int(bitPattern: descriptor) != -1 else { return nil }
         defer { iconv_close(descriptor) }

@@ -76,18 +76,18 @@ public extension String.Encoding {
 
 /// A charset FormDataKit converts itself (not through `String.data(using:)` alone): its
 /// encoding, the lowercase name written into `charset=`, and the name the converter knows it by.
-package struct LegacyCharset: Sendable, Equatable {
-    package let encoding: String.Encoding
+struct LegacyCharset: Sendable, Equatable {
+    let encoding: String.Encoding
     /// The lowercase IANA name, as `charset=` carries it.
-    package let name: String
+    let name: String
     /// The name `iconv_open` takes (Linux) — unused on Apple platforms, where Foundation converts.
-    package let converterName: String
+    let converterName: String
     /// Whether the converter reads bytes 0x5C and 0x7E as JIS X 0201's `¥` and `‾` (glibc's
     /// plain Shift_JIS does) while servers read them as ASCII `\` and `~`: then `\` and `~`
     /// are written as those bytes, and `¥` and `‾`, which would arrive as `\` and `~`, are refused.
-    package var jisRoman = false
+    var jisRoman = false
 
-    package init(encoding: String.Encoding, name: String, converterName: String, jisRoman: Bool = false) {
+    init(encoding: String.Encoding, name: String, converterName: String, jisRoman: Bool = false) {
         self.encoding = encoding
         self.name = name
         self.converterName = converterName
@@ -97,7 +97,7 @@ package struct LegacyCharset: Sendable, Equatable {
 
 /// The legacy charsets: which names select which encoding, which raw values are which charset,
 /// and (by probing the converter) which of them can carry a form body.
-package enum LegacyCharsets {
+enum LegacyCharsets {
     /// NSStringEncoding values of CoreFoundation encodings are `0x80000000 | CFStringEncoding`.
     static let coreFoundationFlag: UInt = 0x8000_0000
 
@@ -216,7 +216,7 @@ package enum LegacyCharsets {
     // MARK: Names → encodings
 
     /// ``String/Encoding/iana(_:)``.
-    package static func encoding(named rawName: String) -> String.Encoding? {
+    static func encoding(named rawName: String) -> String.Encoding? {
         let name = String(rawName.trimmingCharacters(in: .whitespaces).lowercased())
         guard isPlausibleName(name) else { return nil }
         if let builtIn = builtInNames[name] { return builtIn }
@@ -261,7 +261,7 @@ package enum LegacyCharsets {
     // MARK: Encodings → charsets
 
     /// The legacy charset `encoding` is, or nil for Foundation's own encodings and unknown values.
-    package static func charset(for encoding: String.Encoding) -> LegacyCharset? {
+    static func charset(for encoding: String.Encoding) -> LegacyCharset? {
         let raw = zeroExtended(encoding).rawValue
         if raw & coreFoundationFlag != 0, raw & ~coreFoundationFlag <= UInt(UInt32.max) {
             let cf = UInt32(raw & ~coreFoundationFlag)
@@ -292,7 +292,7 @@ package enum LegacyCharsets {
     /// Foundation's own encodings that Foundation on Linux does not convert correctly, converted
     /// with `iconv` instead: `.japaneseEUC` (Foundation refuses every non-ASCII character) and
     /// `.macOSRoman` (Foundation writes wrong bytes, e.g. `é` as 0xBC instead of 0x8E).
-    package static func linuxReplacement(for encoding: String.Encoding) -> LegacyCharset? {
+    static func linuxReplacement(for encoding: String.Encoding) -> LegacyCharset? {
         #if canImport(Glibc) || canImport(Musl)
         switch encoding {
         case .japaneseEUC: return LegacyCharset(encoding: encoding, name: "euc-jp", converterName: "EUC-JP")
@@ -320,7 +320,7 @@ package enum LegacyCharsets {
     /// Whether `charset` can carry a form body: all of ASCII encodes to itself (and reads back as
     /// itself), and the probed non-ASCII characters encode as ``probeCharacters`` describes.
     /// Probed once per encoding, with the converter the body is encoded with.
-    package static func isASCIICompatible(_ charset: LegacyCharset) -> Bool {
+    static func isASCIICompatible(_ charset: LegacyCharset) -> Bool {
         if let known = compatibility.withLock({ $0[charset.encoding.rawValue] }) { return known }
         let result = probe(charset)
         compatibility.withLock { $0[charset.encoding.rawValue] = result }

@@ -1,7 +1,7 @@
 /// The standard reason phrases of HTTP status codes (RFC 9110), for status lines.
-package enum HTTPReasonPhrase {
+enum HTTPReasonPhrase {
     /// The phrase for `code`, or an empty string for a code without one.
-    package static func phrase(for code: Int) -> String {
+    static func phrase(for code: Int) -> String {
         switch code {
         case 100: return "Continue"
         case 101: return "Switching Protocols"

@@ -17,9 +17,9 @@ package final class ResponseDemand: Sendable {
     package static let defaultLimit = 8 << 20
 
     /// The most bytes outstanding before a transport pauses the exchange.
-    package let limit: Int
+    let limit: Int
     /// The bytes outstanding at or below which a paused exchange resumes (half of ``limit``).
-    package let resumeThreshold: Int
+    let resumeThreshold: Int
 
     private struct State {
         var outstanding = 0

@@ -1,12 +1,11 @@
-import FormDataKitWire
 import Foundation
 
 /// Turns a post value into the text sent, as Objective-C's `-description` did for
 /// ASIFormDataRequest: strings as they are, `Bool` as `1`/`0`, integers plainly, floating-point
 /// numbers with up to 16 significant digits (`1.0` → `1`, `0.5` → `0.5`), dates as
 /// `2026-11-22 03:57:10 +0000`, URLs as their absolute string, nil as an empty value.
-package enum PostValueRendering {
-    package static func render(_ value: Any?) -> String {
+enum PostValueRendering {
+    static func render(_ value: Any?) -> String {
         guard let value else { return "" }
         switch value {
         case let string as String: return string
