@@ -50,8 +50,7 @@ final class CurlTransfer {
     var cookieJar: CurlCookieJar?
     /// The file the jar is written to, if any.
     var cookieJarFile: String?
-    /// Whether the handle can serve another transfer after a reset: not when it holds an upload
-    /// buffer larger than a small body's 128 KiB (the event loop keeps up to 16 handles).
+    /// Whether the handle may be reset for another transfer: not with an upload buffer over 128 KiB.
     private var reusable = false
     /// Requests libcurl has begun on a connection for this transfer, and whether a final answer
     /// (a status of 200 or more) arrived since the last began (``CurlTransfer/watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
@@ -138,11 +137,8 @@ final class CurlTransfer {
         let defaultUploadBuffer = 64 << 10  // libcurl's
         var uploadBuffer = defaultUploadBuffer
         if configuration.uploadBufferSize > 0, let length = bodySource?.length {
-            // A quarter of the body, and a fair share of four configured buffers among the
-            // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
-            // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
-            // A small body (up to 128 KiB) gets room for all of it: above 64 KiB libcurl sends it
-            // after the head in one piece, not in 64 KiB pieces with a round of the loop between.
+            // As ``CurlTransport/Configuration/uploadBufferSize`` says. A small body's whole length:
+            // libcurl sends it after the head in one piece, not in 64 KiB pieces a round apart.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
             let whole = length <= CurlTransport.smallBodyLimit ? Int(length) : nil
             let wholeOrQuarter = whole.map { ($0 + 0x3FFF) & ~0x3FFF } ?? Int(clamping: length / 4)
