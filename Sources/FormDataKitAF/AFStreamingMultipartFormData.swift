@@ -150,7 +150,7 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         }
         let file = try TemporaryStorage.writeNewFile(purpose: "af-stream-part") { descriptor, path in
             try Self.read(stream, name: name, length: length) { chunk in
-                try BodySpooler.writeAll(chunk, to: descriptor, path: path)
+                try FileDescriptorWriting.writeAll(chunk, to: descriptor, path: path)
             }
         }
         temporaryFiles.append(file)

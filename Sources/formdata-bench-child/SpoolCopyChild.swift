@@ -13,7 +13,7 @@ import Foundation
 ///   `sendfile`, `sendfile-reserve`   the kernel's file-to-file copy, without / after reserving
 ///   `buffer-KIB`, `buffer-KIB-reserve`   `pread`/`write` through one KIB KiB buffer
 ///
-/// The framing is written with `BodySpooler.writeAll`, the space reserved with
+/// The framing is written with `FileDescriptorWriting.writeAll`, the space reserved with
 /// `BodySpooler.reserveSpace`, and the file removed at the end, as the library does.
 enum SpoolCopyChild {
     static func run(_ arguments: [String]) throws {
@@ -49,7 +49,7 @@ enum SpoolCopyChild {
         switch segment.content {
         case .bytes(let data):
             let failure: FormDataError? = data.withUnsafeBytes { bytes in
-                do throws(FormDataError) { try BodySpooler.writeAll(bytes, to: fd, path: path) } catch { return error }
+                do throws(FormDataError) { try FileDescriptorWriting.writeAll(bytes, to: fd, path: path) } catch { return error }
                 return nil
             }
             if let failure { throw failure }
@@ -57,7 +57,7 @@ enum SpoolCopyChild {
             let input = try OpenedFileRange(range)
             if let bufferKiB {
                 try input.forEachChunk(size: bufferKiB << 10) { (chunk) throws(FormDataError) in
-                    try BodySpooler.writeAll(chunk, to: fd, path: path)
+                    try FileDescriptorWriting.writeAll(chunk, to: fd, path: path)
                 }
             } else {
                 try sendfileAll(from: input.descriptor, range: range, to: fd)

@@ -23,7 +23,7 @@ struct DirectResponseFileWriter: ResponseFileWriter {
 ///
 /// Threads: ``responseHead()`` and ``received(_:)`` come in order from the send driver (one
 /// at a time, possibly on a transport's thread): they only count and queue work, and never
-/// wait. File writes run in order in a ``SerialMailbox`` on the shared global queue, never on
+/// wait. File writes run in order in an `OrderedCallbacks` (a serial mailbox on the shared global queue), never on
 /// the transport's thread. The bytes waiting to be written are counted by ``demand``: past
 /// ``writeBacklogLimit`` (a disk slower than the network) the transport pauses this send's
 /// exchange — and only it — until the writes are down to half of that, so memory stays bounded.
@@ -37,7 +37,7 @@ final class ResponseReceiving: @unchecked Sendable {
     let demand = ResponseDemand(limit: ResponseReceiving.writeBacklogLimit)
     private let file: ResponseDownloadFile
     private let writer: any ResponseFileWriter
-    private let writes = SerialMailbox()
+    private let writes = OrderedCallbacks()
     private var failure: FormDataError?
     /// Stops the send when a write failed.
     var cancelSend: (@Sendable () -> Void)?
@@ -70,7 +70,7 @@ final class ResponseReceiving: @unchecked Sendable {
     func finish(
         _ result: Result<FormDataResponse, FormDataError>, then: @escaping @Sendable (Result<FormDataResponse, FormDataError>) -> Void
     ) {
-        writes.post { [self] in
+        writes.deliver { [self] in
             var outcome = result
             if let failure {
                 outcome = .failure(.whileSending(failure))
@@ -89,7 +89,7 @@ final class ResponseReceiving: @unchecked Sendable {
     /// the rest is skipped and nothing pauses any more: the send is being cancelled.
     private func queueWrite(_ count: Int, _ work: @escaping @Sendable () throws(FormDataError) -> Void) {
         demand.took(count)
-        writes.post { [self] in
+        writes.deliver { [self] in
             var failed = false
             do throws(FormDataError) {
                 if failure == nil { try work() }

@@ -25,7 +25,7 @@ import Foundation
 package enum BodySpooler {
     /// Size of the one buffer file ranges are copied through: small enough to stay in the CPU's
     /// cache between the read and the write.
-    package static let copyBufferSize = 256 << 10
+    static let copyBufferSize = 256 << 10
 
     /// Spools `source` into a new temporary file and returns it.
     package static func spool(_ source: BodySource, purpose: String = "body") throws(FormDataError) -> TemporaryFile {
@@ -36,15 +36,10 @@ package enum BodySpooler {
     }
 
     /// Writes every byte of `source` to the open descriptor `fd` (whose path is `path`, for errors).
-    package static func write(_ source: BodySource, to fd: Int32, path: String) throws(FormDataError) {
+    static func write(_ source: BodySource, to fd: Int32, path: String) throws(FormDataError) {
         try source.forEachChunk(size: copyBufferSize) { (chunk) throws(FormDataError) in
-            try writeAll(chunk, to: fd, path: path)
+            try FileDescriptorWriting.writeAll(chunk, to: fd, path: path)
         }
-    }
-
-    /// Writes all of `bytes` to `fd`, retrying short writes.
-    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32, path: String) throws(FormDataError) {
-        try FileDescriptorWriting.writeAll(bytes, to: fd, path: path)
     }
 
     /// Reserves `length` bytes of disk for the file open as `fd` without changing its size. A full

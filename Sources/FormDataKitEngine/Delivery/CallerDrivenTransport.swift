@@ -27,10 +27,10 @@ package final class SynchronousWait: @unchecked Sendable {
     package init() {}
 
     /// Whether ``finish()`` was called.
-    package var isFinished: Bool { state.current.finished }
+    var isFinished: Bool { state.current.finished }
 
     /// Sets what ``finish()`` calls to wake the driving thread (at once when already finished).
-    package func onFinish(wake: @escaping @Sendable () -> Void) {
+    func onFinish(wake: @escaping @Sendable () -> Void) {
         let finished = state.withLock { state -> Bool in
             if !state.finished { state.wake = wake }
             return state.finished

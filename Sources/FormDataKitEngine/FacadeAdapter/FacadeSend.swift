@@ -5,8 +5,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One send as a façade sees it — what `FormDataRequest`, `NetworkQueue` and FormDataKitAF's
-/// managers and operations need from the send driver, in one place:
+/// One send as a façade sees it — what `FormDataRequest`, `NetworkQueue`, FormDataKitAF's
+/// managers and operations, and a façade of your own need from the send driver, in one place:
 ///
 /// - **Cumulative progress**: `UploadProgress` counts the body bytes on the wire for the
 ///   current attempt (monotonic, exactly the body's length when the send succeeds; 0 again when
@@ -24,12 +24,19 @@ import FoundationNetworking
 /// Events come to `onEvent` in order, one at a time: from the driver (possibly on a transport's
 /// thread: record them and `deliver(internalOnly:_:)` user code), or on the caller's thread for
 /// a send that ends unsent. `Event/finished(_:)` comes exactly once, last.
-package final class FacadeSend: TransportTask, @unchecked Sendable {
+///
+/// ```swift
+/// let send = FacadeSend(transport: CurlTransport.shared) { event in
+///     if case .finished(let result) = event { print(result) }
+/// }
+/// send.start(request, bodyFile: nil)  // a TransportRequest, its body in a form the transport takes
+/// ```
+public final class FacadeSend: TransportTask, @unchecked Sendable {
     // `@unchecked`: mutable state is in `state` (a lock), but `onEvent`, touched only by the
     // events, which come one at a time.
 
     /// What a façade hears of its send.
-    package enum Event: Sendable {
+    public enum Event: Sendable {
         /// Body bytes went out (also when a timed-out attempt's bytes are taken back).
         case uploadProgress(UploadProgress)
         /// The send starts again (`retryCount` so far).
@@ -45,32 +52,32 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     }
 
     /// The upload's progress.
-    package struct UploadProgress: Sendable, Equatable {
+    public struct UploadProgress: Sendable, Equatable {
         /// Body bytes of this attempt on the wire.
-        package var sent: UInt64
+        public var sent: UInt64
         /// The body's length.
-        package var total: UInt64
+        public var total: UInt64
         /// The change since the last report: negative when a timed-out attempt's bytes are taken
         /// back before it is sent again (ASIHTTPRequest told its delegate so).
-        package var delta: Int64
+        public var delta: Int64
     }
 
     /// How the send runs.
-    package struct Options: Sendable {
+    public struct Options: Sendable {
         /// How many times a timed-out send starts again (without `retryPolicy`).
-        package var retriesOnTimeout = 0
+        public var retriesOnTimeout = 0
         /// The rules every retry follows; nil: `retriesOnTimeout`, ASIHTTPRequest's.
-        package var retryPolicy: RetryPolicy?
+        public var retryPolicy: RetryPolicy?
         /// Whether response body bytes are reported as they arrive (`Event/responseBody(_:received:expected:)`).
-        package var streamsResponseBody = false
+        public var streamsResponseBody = false
         /// Whether the finished response keeps its body (false: it was only streamed).
-        package var keepsResponseBody = true
+        public var keepsResponseBody = true
         /// How far the consumer of the streamed body is behind: the transport pauses receiving
         /// while it withholds demand (nil: it never does).
         package var responseDemand: ResponseDemand?
 
         /// The defaults: no retry, the body kept, nothing streamed.
-        package init() {}
+        public init() {}
     }
 
     private enum Phase {
@@ -91,7 +98,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     }
 
     /// Where the façade runs its user's code, in order.
-    package let callbacks: OrderedCallbacks
+    public let callbacks: OrderedCallbacks
     private let transport: any FormDataTransport
     /// The façade's handler; dropped after the last event, so nothing of an ended send is kept
     /// (the handler holds the façade's send, which holds this).
@@ -103,7 +110,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     ///   - transport: what carries out its exchanges.
     ///   - callbacks: where the façade runs its user's code (a new mailbox unless given).
     ///   - onEvent: the send's events, in order, one at a time; return quickly.
-    package init(
+    public init(
         transport: any FormDataTransport, callbacks: OrderedCallbacks = OrderedCallbacks(),
         onEvent: @escaping @Sendable (Event) -> Void
     ) {
@@ -118,7 +125,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     ///   - request: the request, its body in a form the transport takes.
     ///   - bodyFile: the temporary file the body is read from: the send's from now on, removed when it ends.
     ///   - options: retries and what happens to the response body.
-    package func start(_ request: TransportRequest, bodyFile: TemporaryFile?, options: Options = Options()) {
+    public func start(_ request: TransportRequest, bodyFile: TemporaryFile?, options: Options = Options()) {
         var onResponseBody: (@Sendable (Data) -> Void)?
         if options.streamsResponseBody { onResponseBody = { [self] chunk in received(chunk) } }
         let driver = SendDriver(
@@ -152,7 +159,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     /// - Parameters:
     ///   - error: why.
     ///   - bodyFile: a temporary body file already made for it: removed.
-    package func end(_ error: FormDataError, bodyFile: TemporaryFile? = nil) {
+    public func end(_ error: FormDataError, bodyFile: TemporaryFile? = nil) {
         bodyFile?.remove()
         let ends = state.withLock { state -> Bool in
             guard case .waiting = state.phase else { return false }
@@ -167,7 +174,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     /// - Parameter bodyFile: a temporary body file already made for it: removed.
     /// - Returns: whether it ended now (false: it had started or ended already).
     @discardableResult
-    package func abandon(bodyFile: TemporaryFile? = nil) -> Bool {
+    public func abandon(bodyFile: TemporaryFile? = nil) -> Bool {
         bodyFile?.remove()
         let ends = state.withLock { state -> Bool in
             guard case .waiting = state.phase else { return false }
@@ -180,7 +187,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
 
     /// Cancels the send: it ends with `FormDataError/cancelled` at once (its exchange is
     /// stopped), or when it would start if it has not yet. No effect once it has ended.
-    package func cancel() {
+    public func cancel() {
         let driver = state.withLock { state -> SendDriver? in
             switch state.phase {
             case .waiting: state.phase = .waiting(cancelled: true)
@@ -193,13 +200,13 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     }
 
     /// Whether `cancel()` came before the send started.
-    package var isCancelledBeforeStart: Bool {
+    public var isCancelledBeforeStart: Bool {
         state.withLock { if case .waiting(cancelled: true) = $0.phase { true } else { false } }
     }
 
     /// The response that answers the send, as Foundation's type (its final URL, after redirects),
     /// made once, when first asked; nil until its head arrived.
-    package var httpResponse: HTTPURLResponse? {
+    public var httpResponse: HTTPURLResponse? {
         state.withLock { state in
             if let made = state.httpResponse { return made }
             guard let (head, url) = state.answer, let url else { return nil }
@@ -210,7 +217,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
 
     /// The upload's resumption URL (from the server's `104`) and how many times it was resumed
     /// (kept once the send has ended).
-    package var uploadResumption: (url: URL?, count: Int) {
+    public var uploadResumption: (url: URL?, count: Int) {
         let (driver, kept) = state.withLock { state -> (SendDriver?, (url: URL?, count: Int)) in
             if case .sending(let driver) = state.phase { return (driver, state.resumption) }
             return (nil, state.resumption)
@@ -222,7 +229,7 @@ package final class FacadeSend: TransportTask, @unchecked Sendable {
     /// - Parameters:
     ///   - internalOnly: `work` calls no user code (see `OrderedCallbacks/deliver(internalOnly:_:)`).
     ///   - work: what to run.
-    package func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
+    public func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         callbacks.deliver(internalOnly: internalOnly, work)
     }
 

@@ -16,7 +16,7 @@ import Foundation
 /// Work marked internal (no user code: a queue's bookkeeping, the continuation a waiter resumes)
 /// runs right where it is delivered when nothing delivered before it is still waiting, saving a
 /// thread hop.
-package final class OrderedCallbacks: @unchecked Sendable {
+public final class OrderedCallbacks: @unchecked Sendable {
     // `@unchecked`: `usedQueue` is touched only by `deliver` with a queue, whose calls come one
     // at a time there (a send's events are serialized by its driver); the mailbox locks itself,
     // so without a queue `deliver` may be called from several threads at once (a queue's).
@@ -29,7 +29,7 @@ package final class OrderedCallbacks: @unchecked Sendable {
     /// Callbacks that run on `queue`, or in a serial mailbox on the shared global queue when it
     /// is nil.
     /// - Parameter queue: the caller's callback queue, or nil.
-    package init(queue: DispatchQueue? = nil) {
+    public init(queue: DispatchQueue? = nil) {
         self.queue = queue
         self.inbox = nil
     }
@@ -46,7 +46,7 @@ package final class OrderedCallbacks: @unchecked Sendable {
     ///   - internalOnly: `work` calls no user code, so it may run right here when nothing is
     ///     pending (once anything went to the callback queue, it follows it there).
     ///   - work: what to run.
-    package func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
+    public func deliver(internalOnly: Bool = false, _ work: @escaping @Sendable () -> Void) {
         if let inbox {
             inbox.post(work)
         } else if let queue, !internalOnly || usedQueue {

@@ -1,5 +1,6 @@
 import FormDataKitBody
 import FormDataKitWire
+import Foundation
 
 /// The `Idempotency-Key` request header (draft-ietf-httpapi-idempotency-key-header): one key
 /// per logical request, the same on every copy of it — a retry after a timeout or a dropped
@@ -16,16 +17,7 @@ public enum IdempotencyKey {
     /// A new key: a random UUID, lower case, quoted — `"xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx"`.
     /// - Returns: the header value, 38 characters.
     public static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { byte -> String in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-        }
-        let groups = [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }
-        return "\"" + groups.joined(separator: "-") + "\""
+        "\"" + UUID().uuidString.lowercased() + "\""
     }
 
     /// The header value for a caller's `key`: the key as a Structured Field string (quoted, with

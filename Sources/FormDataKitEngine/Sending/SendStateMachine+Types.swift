@@ -7,41 +7,25 @@ extension SendStateMachine {
     struct Configuration: Sendable, Equatable {
         /// How many times a send that timed out is started again (ASIHTTPRequest's
         /// `numberOfTimesToRetryOnTimeout`); not used when ``retryPolicy`` is set.
-        var retriesOnTimeout: Int
+        var retriesOnTimeout = 0
+        /// The rules redirects are followed by; nil: a redirect is the response.
+        var redirectPolicy: RedirectPolicy? = RedirectPolicy()
+        /// Whether the transport answers authentication challenges with the request's credentials
+        /// (``TransportCapabilities/challengeAuthentication``): a 401 after pre-emptive Basic that
+        /// offers another scheme is then answered by sending again.
+        var answersChallenges = false
+        /// Whether the transport undoes a response's content encoding itself
+        /// (``TransportCapabilities/decodesContentEncoding``): body bytes then arrive decoded.
+        var transportDecodesContentEncoding = true
+        /// Nanoseconds without any bytes sent or received before an exchange times out; 0: never.
+        var idleTimeoutNanoseconds: UInt64 = 0
+        /// Nanoseconds the whole send may take, every attempt included; 0: no limit.
+        var totalTimeoutNanoseconds: UInt64 = 0
         /// The rules every retry follows; nil: ASIHTTPRequest's, ``retriesOnTimeout`` immediate
         /// retries of any timeout.
         var retryPolicy: RetryPolicy?
         /// The seed of the retry backoff's jitter.
-        var randomSeed: UInt64
-        /// The rules redirects are followed by; nil: a redirect is the response.
-        var redirectPolicy: RedirectPolicy?
-        /// Whether the transport answers authentication challenges with the request's credentials
-        /// (``TransportCapabilities/challengeAuthentication``): a 401 after pre-emptive Basic that
-        /// offers another scheme is then answered by sending again.
-        var answersChallenges: Bool
-        /// Whether the transport undoes a response's content encoding itself
-        /// (``TransportCapabilities/decodesContentEncoding``): body bytes then arrive decoded.
-        var transportDecodesContentEncoding: Bool
-        /// Nanoseconds without any bytes sent or received before an exchange times out; 0: never.
-        var idleTimeoutNanoseconds: UInt64
-        /// Nanoseconds the whole send may take, every attempt included; 0: no limit.
-        var totalTimeoutNanoseconds: UInt64
-
-        /// A configuration; every argument is described on its property.
-        init(
-            retriesOnTimeout: Int = 0, redirectPolicy: RedirectPolicy? = RedirectPolicy(), answersChallenges: Bool = false,
-            transportDecodesContentEncoding: Bool = true, idleTimeoutNanoseconds: UInt64 = 0, totalTimeoutNanoseconds: UInt64 = 0,
-            retryPolicy: RetryPolicy? = nil, randomSeed: UInt64 = 0
-        ) {
-            self.retryPolicy = retryPolicy
-            self.randomSeed = randomSeed
-            self.totalTimeoutNanoseconds = totalTimeoutNanoseconds
-            self.retriesOnTimeout = max(0, retriesOnTimeout)
-            self.redirectPolicy = redirectPolicy
-            self.answersChallenges = answersChallenges
-            self.transportDecodesContentEncoding = transportDecodesContentEncoding
-            self.idleTimeoutNanoseconds = idleTimeoutNanoseconds
-        }
+        var randomSeed: UInt64 = 0
 
         /// The idle timeout of `seconds` (0 or less, or not a number: none; huge values clamped).
         static func nanoseconds(fromSeconds seconds: TimeInterval) -> UInt64 {

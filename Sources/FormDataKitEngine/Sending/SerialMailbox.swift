@@ -8,7 +8,7 @@ import Foundation
 /// transport's thread); ``runHereIfIdle(_:)`` runs a cheap last step on the poster's thread when
 /// nothing waits. (The send driver's own events to its façade go through its
 /// ``SendDriverOutbox``, values under the driver's lock.)
-package final class SerialMailbox: @unchecked Sendable {
+final class SerialMailbox: @unchecked Sendable {
     // `@unchecked`: `items` and `draining` are touched only under `lock`.
     private let lock = Locked()
     /// What waits to run. A drain swaps it with the emptied storage of the batch it ran, so the
@@ -18,11 +18,11 @@ package final class SerialMailbox: @unchecked Sendable {
     private var draining = false
 
     /// An empty mailbox.
-    package init() {}
+    init() {}
 
     /// Queues `item` after everything posted before it; the shared global queue runs them.
     /// - Parameter item: the work.
-    package func post(_ item: @escaping @Sendable () -> Void) {
+    func post(_ item: @escaping @Sendable () -> Void) {
         if enqueue(item) { DispatchQueue.sharedGlobal.async { self.drainHere() } }
     }
 

@@ -47,11 +47,10 @@ final class CurlCookieJar: @unchecked Sendable {
     /// Whether `path` still has to be read into the jar (``loadFileOnce(_:)``).
     func needsLoading(_ path: String) -> Bool { loadedFile.current != path }
 
-    /// Reads `path` (a Netscape cookie file) into the jar, once per jar: before the first
-    /// transfer that uses it (later ones only switch libcurl's cookie engine on). On the reader
-    /// pool: the read may wait on the file's file system. The file is read here and its lines
-    /// given to libcurl one by one (`CURLOPT_COOKIELIST`), so the jar's lock, which transfers on
-    /// the transport's thread take, is never held while the file is read (libcurl's own load holds it).
+    /// Reads `path` (a Netscape cookie file) into the jar, once per jar, before the first transfer
+    /// that uses it; on the reader pool. The file is read here and its lines given to libcurl one by
+    /// one (`CURLOPT_COOKIELIST`): libcurl's own load would hold the jar's lock, which transfers on
+    /// the transport's thread take, while the file system waits.
     /// - Throws: for a path that exists but is not a readable regular file, the error naming it
     ///   (``CookieFile/read(_:)``); the jar stays unread, and the next send tries again.
     func loadFileOnce(_ path: String) throws(FormDataError) {
@@ -78,10 +77,8 @@ final class CurlCookieJar: @unchecked Sendable {
     /// that does not exist yet is made readable by its owner only (0600; libcurl would make it
     /// with the process's umask, 0644 as a rule); an existing file keeps its mode.
     ///
-    /// The jar's lines are copied out first (`CURLINFO_COOKIELIST`, the jar's lock held only for
-    /// that), then written here in the format libcurl writes (``CookieFile``): libcurl's own
-    /// write holds the lock while it opens and writes the file, so a file system that waits
-    /// would hold every transfer that uses the jar, on the transport's thread.
+    /// The jar's lines are copied out first (`CURLINFO_COOKIELIST`, the lock held only for that),
+    /// then written here (``CookieFile``): libcurl's own write holds the lock while the file is written.
     private func write(to path: String) {
         fileLock.withLock {
             guard let easy = maintenanceHandle() else { return }

@@ -6,21 +6,15 @@ import Foundation
 /// Closes the connections a multi handle keeps for reuse once their server closed its side,
 /// within about two seconds, instead of leaving them in CLOSE-WAIT.
 ///
-/// libcurl 7.88 looks at the connections it keeps only when a transfer looks for one: then
-/// (at most once a second) it closes each idle connection that is dead — its socket readable,
-/// which an idle HTTP connection is only when the server closed it or broke it — and each
-/// older than `CURLOPT_MAXAGE_CONN`. An idle cache is never looked at, so a server that closes
-/// its keep-alive connections (most do, after a few seconds) left up to ``CurlTransport/Configuration/maximumIdleConnections``
-/// sockets in CLOSE-WAIT until the next send or ``CurlTransport/Configuration/idleConnectionTimeout``.
-///
-/// So about once a second, while the multi handle may keep connections, the event loop adds
-/// this probe: a transfer that connects to a Unix socket path that cannot exist (under
-/// `/dev/null`), on a connection of its own (`CONNECT_ONLY`), so it fails at once — no name
-/// lookup, no network, no connection of the cache touched — after libcurl has closed the dead
-/// ones. Live idle connections stay for reuse, except those idle longer than the probe's
-/// `CURLOPT_MAXAGE_CONN` (libcurl's default, 118 s), which the next send would have closed
-/// anyway (a send that may be reused sets no shorter one). Owned by the loop's owner (one thread at a time);
-/// no thread or timer of its own: the loop's rounds (every second when idle) run it.
+/// libcurl (7.88) closes dead idle connections (a readable idle socket: the server closed or
+/// broke it) and those older than `CURLOPT_MAXAGE_CONN` only when a transfer looks for a
+/// connection, at most once a second; an idle cache is never looked at. So about once a second,
+/// while the multi handle may keep connections, the event loop's round adds this probe: a
+/// transfer to a Unix socket path that cannot exist (under `/dev/null`), on a connection of its
+/// own (`CONNECT_ONLY`), which fails at once — no name lookup, no network, no cached connection
+/// touched — after libcurl has closed the dead ones. Live ones stay, except those idle past the
+/// probe's `CURLOPT_MAXAGE_CONN` (libcurl's 118 s), which the next send would close anyway.
+/// Owned by the loop's owner; no thread or timer of its own.
 struct CurlDeadConnectionProbe {
     /// The probe's easy handle, made on first use.
     private var easy: UnsafeMutableRawPointer?

@@ -3,10 +3,6 @@ import FormDataKitWire
 import CCurl
 import Foundation
 
-// What the loop keeps between transfers, on its own thread: spare easy handles for the next
-// transfers, and the connections a multi handle keeps, all closed once it has been idle for
-// `idleConnectionTimeout` (those whose server closed them sooner: ``CurlDeadConnectionProbe``).
-
 extension CurlEventLoop {
     /// Once no transfer has been in the multi handle for `idleConnectionTimeout`, replaces it with
     /// a new one, which closes every connection the old one kept (those the server closed are

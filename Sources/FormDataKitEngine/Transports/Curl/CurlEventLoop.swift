@@ -6,21 +6,16 @@ import Foundation
 /// The work of one libcurl multi handle: every transfer of one ``CurlTransport``.
 ///
 /// One thread at a time owns the multi handle and runs its rounds: the transport's own thread,
-/// or a caller waiting for its send (``drive(until:after:)``: ``FormDataRequest/startSynchronous()``
-/// drives the loop on its own thread, as `curl_easy_perform` does, instead of two thread
-/// wake-ups per send). Other threads never touch libcurl handles: they queue a command (start or
-/// cancel a send, or resume a transfer whose body has bytes again) and wake the owner with
-/// `curl_multi_wakeup` when it sleeps (a busy owner takes the command on its next round), or the
-/// transport's thread when nobody owns the handle.
-/// A round runs `curl_multi_perform`, collects finished transfers, and sleeps in
-/// `curl_multi_poll` until a socket is ready, one of libcurl's timers is due, or a command
-/// arrives (the idle clock is the send driver's: it cancels). It never reads a file: bodies come
-/// from a ``BodyReadAhead``. With no transfer in flight the transport's thread gives the handle
-/// up and waits (a second at a time, to close idle connections). Connections stay in the multi
-/// handle's cache between transfers, so sends to the same host reuse them; those whose server
-/// closed them are closed within about two seconds (``CurlDeadConnectionProbe``), the others
-/// after ``CurlTransport/Configuration/idleConnectionTimeout`` with no send. Started on first use;
-/// stopped when its transport is released.
+/// or a caller waiting for its send (``drive(until:after:)``, as `curl_easy_perform` does: two
+/// thread wake-ups fewer per send). Other threads never touch libcurl handles: they queue a
+/// command and wake the owner (`curl_multi_wakeup` when it sleeps in `curl_multi_poll`, the
+/// condition when nobody owns the handle). A round applies the commands, runs
+/// `curl_multi_perform` and collects finished transfers; it never reads a file (bodies come
+/// from a ``BodyReadAhead``) and keeps no clock of its own (the send driver's idle clock
+/// cancels). With no transfer in flight the transport's thread gives the handle up and waits a
+/// second at a time, for idle connections: kept ones whose server closed them are closed within
+/// about two seconds (``CurlDeadConnectionProbe``), the others after
+/// ``CurlTransport/Configuration/idleConnectionTimeout`` with no send.
 final class CurlEventLoop: @unchecked Sendable {
     // `@unchecked`: `commands`, `started`, `owner`, `sleeping`, `stopRequested`, `stopped`,
     // `arrivingCallers` and `multi` are guarded by `lock`; `active`, `spareHandles`, `idleSince`,

@@ -52,7 +52,6 @@ enum CurlOption {
     static let writeData = objectPoint + 1
     static let url = objectPoint + 2
     static let readData = objectPoint + 9
-    static let postFields = objectPoint + 15
     static let errorBuffer = objectPoint + 10
     static let writeFunction = functionPoint + 11
     static let readFunction = functionPoint + 12
@@ -62,7 +61,6 @@ enum CurlOption {
     static let noProgress = long + 43
     static let noBody = long + 44
     static let post = long + 47
-    static let followLocation = long + 52
     static let xferInfoData = objectPoint + 57
     static let headerFunction = functionPoint + 79
     static let httpGet = long + 80
@@ -73,7 +71,6 @@ enum CurlOption {
     static let sockoptFunction = functionPoint + 148
     static let sockoptData = objectPoint + 149
     static let closeSocketFunction = functionPoint + 208
-    static let closeSocketData = objectPoint + 209
     static let prereqData = objectPoint + 313
     static let noSignal = long + 99
     static let acceptEncoding = objectPoint + 102
@@ -82,7 +79,6 @@ enum CurlOption {
     static let seekFunction = functionPoint + 167
     static let seekData = objectPoint + 168
     static let xferInfoFunction = functionPoint + 219
-    static let expect100TimeoutMS = long + 227
     static let uploadBufferSize = long + 280
     static let protocolsString = objectPoint + 318
     static let tcpNoDelay = long + 121
@@ -93,14 +89,12 @@ enum CurlOption {
     static let sslKeyBlob = blob + 292
     static let proxy = objectPoint + 4
     static let cookie = objectPoint + 22
-    static let sslCert = objectPoint + 25
     static let keyPassword = objectPoint + 26
     static let cookieFile = objectPoint + 31
     static let cookieJar = objectPoint + 82
     static let cookieList = objectPoint + 135
     static let maxAgeConnection = long + 288
     static let sslCertType = objectPoint + 86
-    static let sslKey = objectPoint + 87
     static let share = objectPoint + 100
     static let proxyType = long + 101
     static let httpAuth = long + 107
@@ -132,13 +126,8 @@ enum CurlAuth {
 
 /// `CURLINFO` numbers.
 enum CurlInfo {
-    private static let string: Int32 = 0x100000, long: Int32 = 0x200000
-    static let effectiveURL = string + 1
-    static let responseCode = long + 2
-    static let redirectURL = string + 31
+    private static let long: Int32 = 0x200000
     static let osErrno = long + 25
-    static let httpAuthAvailable = long + 23
-    static let proxyAuthAvailable = long + 24
 }
 
 /// `CURLMoption` numbers.
@@ -152,19 +141,9 @@ enum CurlCode {
     static let ok: Int32 = 0
     static let unsupportedProtocol: Int32 = 1
     static let urlMalformat: Int32 = 3
-    static let couldNotResolveProxy: Int32 = 5
-    static let couldNotResolveHost: Int32 = 6
-    static let couldNotConnect: Int32 = 7
-    static let writeError: Int32 = 23
     static let operationTimedOut: Int32 = 28
-    static let abortedByCallback: Int32 = 42
     static let tooManyRedirects: Int32 = 47
     static let badContentEncoding: Int32 = 61
-    static let sslConnectError: Int32 = 35
-    static let sslCertProblem: Int32 = 58
-    static let peerFailedVerification: Int32 = 60
-    static let loginDenied: Int32 = 67
-    static let pinnedPublicKeyMismatch: Int32 = 90
 }
 
 /// Return values of libcurl callbacks.
@@ -176,8 +155,6 @@ enum CurlCallbackValue {
     /// From a write callback: the bytes were not taken; the transfer stops receiving and libcurl
     /// hands them over again once unpaused (`CURL_WRITEFUNC_PAUSE`).
     static let writePause = 0x1000_0001
-    /// `curl_easy_pause`'s bitmask that resumes both directions (`CURLPAUSE_CONT`).
-    static let pauseContinue: Int32 = 0
     /// `curl_easy_pause`'s bit that keeps receiving paused (`CURLPAUSE_RECV`).
     static let pauseReceive: Int32 = 1 << 0
     /// `curl_easy_pause`'s bit that keeps sending paused (`CURLPAUSE_SEND`).

@@ -115,14 +115,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// The send's error for `error`, met reading `body`: for a whole-file body (spooled or
     /// compressed by the engine) as URLSession reports it, else as a spooling build would.
     static func bodyReadError(_ error: FormDataError, body: TransportRequest.Body) -> FormDataError {
-        if case .file(let path, _) = body {
-            switch error {
-            case .fileNotFound: return .bodyFileUnreadable(path: path, errno: ENOENT)
-            case .fileIsDirectory: return .bodyFileUnreadable(path: path, errno: EISDIR)
-            case .fileUnreadable(_, let errno): return .bodyFileUnreadable(path: path, errno: errno)
-            default: break
-            }
-        }
+        if case .file(let path, _) = body, let unreadable = FormDataError.unreadableBodyFile(error, path: path) { return unreadable }
         return .internalErrorWhileBuilding(underlying: error)
     }
 

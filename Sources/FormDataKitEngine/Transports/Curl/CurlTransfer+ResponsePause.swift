@@ -3,10 +3,7 @@ import FormDataKitWire
 import CCurl
 import Foundation
 
-// The download side of a transfer's pause: response bytes are passed on unless their consumer
-// (a file on a slow disk) is behind (``ResponseDemand``); then this transfer alone pauses
-// receiving until the consumer caught up. On the event loop's thread, inside libcurl's calls.
-
+// The download side of a transfer's pause (``ResponseDemand``), on the event loop's thread.
 extension CurlTransfer {
     /// Passes response body bytes on (already decoded when the response was content-encoded),
     /// unless their consumer is behind: then the transfer pauses receiving, this transfer only,

@@ -3,9 +3,7 @@ import FormDataKitWire
 import CCurl
 import Foundation
 
-// The upload side of a transfer: the read-ahead that feeds libcurl's read callback, and the
-// callbacks themselves (on the event loop's thread, inside libcurl's calls).
-
+// The upload side of a transfer: the read-ahead that feeds libcurl's read callback.
 extension CurlTransfer {
     /// Starts reading `source` ahead on the reader pool, in chunks of `chunkSize` bytes
     /// (``BodyReadAhead``). When bytes arrive for a paused transfer, the event loop resumes it on

@@ -7,11 +7,10 @@ import Foundation
 /// event loop's thread, where libcurl calls its callbacks; what arrives goes straight to the
 /// exchange's ``CurlSend`` (the send driver keeps or drops it and enforces the limits).
 ///
-/// A body held in memory up to ``CurlTransport/smallBodyLimit`` goes to libcurl whole
-/// (``CurlBodyBytes``, `POSTFIELDS`). Any other is read from its ``BodySource`` ahead of
-/// libcurl, on the ``BodyReaderPool`` (never on the event loop's thread: a slow file system must
-/// not hold every other send), into a bounded ``BodyReadAhead``; libcurl's read callback only
-/// copies from it, and pauses the transfer while it is empty.
+/// A body is read from its ``BodySource`` ahead of libcurl, on the ``BodyReaderPool`` (never on
+/// the event loop's thread: a slow file system must not hold every other send), into a bounded
+/// ``BodyReadAhead``; libcurl's read callback only copies from it, and pauses the transfer while
+/// it is empty.
 ///
 /// When the transfer ends, its easy handle may be reset and kept by the event loop for the next
 /// transfer (``detachHandleForReuse()``): a handle's setup is a large part of a small send.
@@ -26,8 +25,6 @@ final class CurlTransfer {
 
     // Body (read by CurlTransfer+Upload.swift)
     let bodySource: BodySource?
-    /// The whole body in memory, sent as libcurl's `POSTFIELDS` (small bodies held in memory).
-    private var bodyBytes: CurlBodyBytes?
     var readAhead: BodyReadAhead?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     var pausedForBody = false
@@ -53,8 +50,7 @@ final class CurlTransfer {
     var cookieJar: CurlCookieJar?
     /// The file the jar is written to, if any.
     var cookieJarFile: String?
-    /// Whether the handle can serve another transfer after a reset: not when it holds an upload
-    /// buffer larger than a small body's 128 KiB (the event loop keeps up to 16 handles).
+    /// Whether the handle may be reset for another transfer: not with an upload buffer over 128 KiB.
     private var reusable = false
     /// Requests libcurl has begun on a connection for this transfer, and whether a final answer
     /// (a status of 200 or more) arrived since the last began (``CurlTransfer/watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
@@ -116,7 +112,6 @@ final class CurlTransfer {
     func prepare(
         configuration: CurlTransport.Configuration, reusing reused: UnsafeMutableRawPointer?, transfersInFlight: Int
     ) throws(FormDataError) {
-        if let source = bodySource, source.length <= CurlTransport.smallBodyLimit { bodyBytes = CurlBodyBytes(copying: source) }
         guard let easy = reused ?? ccurl_easy_init() else {
             throw .unableToCreateRequest(underlying: UnderlyingError(domain: "libcurl", code: 0, message: "curl_easy_init failed"))
         }
@@ -142,13 +137,10 @@ final class CurlTransfer {
         let defaultUploadBuffer = 64 << 10  // libcurl's
         var uploadBuffer = defaultUploadBuffer
         if configuration.uploadBufferSize > 0, let length = bodySource?.length {
-            // A quarter of the body, and a fair share of four configured buffers among the
-            // transfers in flight, between libcurl's 64 KiB and the configured size: a few sends
-            // get large buffers (fewer read-ahead hand-offs), many at once stay small in memory.
-            // A small body (up to 128 KiB) gets room for all of it: above 64 KiB libcurl sends it
-            // after the head in one piece, not in 64 KiB pieces with a round of the loop between.
+            // As ``CurlTransport/Configuration/uploadBufferSize`` says. A small body's whole length:
+            // libcurl sends it after the head in one piece, not in 64 KiB pieces a round apart.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
-            let whole = bodyBytes?.count ?? (length <= CurlTransport.smallBodyLimit ? Int(length) : nil)
+            let whole = length <= CurlTransport.smallBodyLimit ? Int(length) : nil
             let wholeOrQuarter = whole.map { ($0 + 0x3FFF) & ~0x3FFF } ?? Int(clamping: length / 4)
             let wanted = min(wholeOrQuarter, share)
             uploadBuffer = max(defaultUploadBuffer, min(configuration.uploadBufferSize, wanted))
@@ -213,13 +205,7 @@ final class CurlTransfer {
             if header.name.equalsIgnoringASCIICase("Content-Type") { hasContentType = true }
             list = CurlLibrary.appendHeader(name: header.name, value: header.value, to: list)
         }
-        if let bytes = bodyBytes {
-            set(CurlOption.post, 1)
-            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(bytes.count)))
-            check(CurlOption.postFields, ccurl_easy_setopt_pointer(easy, CurlOption.postFields, bytes.baseAddress))
-            if method != "POST" { set(CurlOption.customRequest, string: request.method) }
-            if !configuration.sendsExpectContinue { list = ccurl_slist_append(list, "Expect:") }
-        } else if let source = bodySource {
+        if let source = bodySource {
             set(CurlOption.post, 1)
             check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(source.length)))
             check(CurlOption.readFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.readFunction, curlReadCallback))

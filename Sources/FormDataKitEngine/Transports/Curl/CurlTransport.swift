@@ -8,7 +8,7 @@ import Foundation
 ///   fills its upload buffer straight from the `BodySource` — literal bytes and file ranges —
 ///   with the exact `Content-Length`, never chunked, no spool, no temporary file, memory bounded
 ///   by one upload buffer per send, its files read ahead on the reader pool (never on the
-///   transport's thread). A body held in memory up to 128 KiB is handed to libcurl whole.
+///   transport's thread).
 ///   A file whose size changed fails the send with
 ///   `FormDataError.fileChanged(path:expectedSize:actualSize:)` (inside
 ///   `FormDataError.internalErrorWhileBuilding(underlying:)`) and the body is cut short, so
@@ -53,7 +53,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         /// own 64 KiB for every send). A send gets a quarter of its body's length, and at most
         /// a fair share of four such buffers among the sends in flight, at least 64 KiB and at
         /// most this: a few uploads get large buffers, many at once stay small in memory. A small
-        /// body sent from memory (up to 128 KiB) gets room for all of it within that share, so
+        /// body (up to 128 KiB) gets room for all of it within that share, so
         /// libcurl sends it after the head in one piece.
         /// Measured (`formdata-bench send concurrent queue`): a 1 GiB body goes out in under half
         /// the time and CPU with 512 KiB than with 64 KiB; 200 concurrent 1 MiB uploads with
@@ -104,7 +104,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ///   - sendsExpectContinue: whether bodies wait for `100 Continue` (false, as ASIHTTPRequest).
         ///   - maximumConnectionsPerHost: the most connections to one host at once; 0: no limit.
         ///   - uploadBufferSize: the largest upload buffer of a send (512 KiB; a send gets a quarter of
-        ///     its body, or all of a small body sent from memory, between 64 KiB and this).
+        ///     its body, or all of a small body, between 64 KiB and this).
         ///   - trust: the trust anchors every send of this transport uses, nil for the system's.
         ///   - cookieJarFile: a file the transport's cookie jar is read from and written to, nil for none.
         ///   - maximumCookiesPerDomain: the most cookies kept for one domain (180).
@@ -171,7 +171,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     }
 
     /// A transport whose bodies' files `files` opens and closes.
-    package init(configuration: Configuration = Configuration(), files: any FileOpening) {
+    init(configuration: Configuration = Configuration(), files: any FileOpening) {
         self.configuration = configuration
         self.files = files
         self.eventLoop = CurlEventLoop(
@@ -221,8 +221,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ]
     }
 
-    /// Bodies held in memory up to this many bytes are sent as libcurl's `POSTFIELDS`
-    /// (``CurlBodyBytes``). 128 KiB.
+    /// Bodies up to this many bytes get an upload buffer of their whole length. 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
 
     /// The unsent bytes a resumable upload's connection keeps in the kernel at most

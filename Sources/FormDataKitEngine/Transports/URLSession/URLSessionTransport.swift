@@ -138,13 +138,7 @@ public final class URLSessionTransport: FormDataTransport {
             do throws(FormDataError) {
                 return (.data(try BodySource(segments: [BodySegment(.file(range))]).readAll()), nil)
             } catch {
-                // The same errors as when FoundationNetworking reads the file itself.
-                switch error {
-                case .fileNotFound: throw FormDataError.bodyFileUnreadable(path: path, errno: ENOENT)
-                case .fileIsDirectory: throw FormDataError.bodyFileUnreadable(path: path, errno: EISDIR)
-                case .fileUnreadable(_, let code): throw FormDataError.bodyFileUnreadable(path: path, errno: code)
-                default: throw FormDataError.whileSending(error)
-                }
+                throw FormDataError.unreadableBodyFile(error, path: path) ?? .whileSending(error)
             }
         case .none, .data, .file:
             return (body, nil)
@@ -311,6 +305,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return .bodyFileUnreadable(path: bodyPath ?? "", errno: code)
         default:
             return .connectionFailure(underlying: underlying)
+        }
+    }
+}
+
+extension FormDataError {
+    /// `error`, met reading the whole-file body at `path`, as FoundationNetworking reports an
+    /// upload file it cannot read; nil for any other error.
+    static func unreadableBodyFile(_ error: FormDataError, path: String) -> FormDataError? {
+        switch error {
+        case .fileNotFound: .bodyFileUnreadable(path: path, errno: ENOENT)
+        case .fileIsDirectory: .bodyFileUnreadable(path: path, errno: EISDIR)
+        case .fileUnreadable(_, let code): .bodyFileUnreadable(path: path, errno: code)
+        default: nil
         }
     }
 }

@@ -1,35 +1,33 @@
-import FormDataKitBody
-import FormDataKitWire
 import Foundation
 
 /// A body produced by ``FormDataRequest/buildPostBody()``: the encoded form and what the build
 /// decided about it. The same whatever transport later sends it; where the bytes go at send time
-/// is ``BodyDelivery``'s job.
-package struct BuiltBody: Sendable {
+/// is `BodyDelivery`'s job.
+struct BuiltBody: Sendable {
     /// The encoded (uncompressed) body.
-    package var source: BodySource
+    var source: BodySource
     /// The body in memory: set at build for a body that is all in memory and not streamed from
     /// disk (ASIHTTPRequest's `postBody`); nil otherwise.
-    package var postBody: Data?
+    var postBody: Data?
     /// The body spooled to a temporary file: made on demand (``FormDataRequest/postBodyFilePath``
     /// or a transport that takes files and not streams), never at build.
-    package var spooledFile: TemporaryFile?
+    var spooledFile: TemporaryFile?
     /// The gzip-compressed body, when compression is on and the body is not empty (compressed
     /// straight from ``source``: nothing is spooled uncompressed).
-    package var compressed: CompressedBody?
+    var compressed: CompressedBody?
     /// The number of bytes that will be sent.
-    package var postLength: UInt64
+    var postLength: UInt64
     /// The debug log text, when the debug log is on.
-    package var debugString: String?
+    var debugString: String?
     /// The `Content-Type` the body needs, or nil (no body, or a raw body).
-    package var contentType: String?
+    var contentType: String?
     /// Whether the form had files (which forces multipart and keeps the body on disk).
-    package var hasFiles: Bool
+    var hasFiles: Bool
     /// The boundary used, for multipart bodies.
-    package var boundary: String?
+    var boundary: String?
 
     /// A built body of these parts.
-    package init(
+    init(
         source: BodySource, postBody: Data?, spooledFile: TemporaryFile?, compressed: CompressedBody?, postLength: UInt64,
         debugString: String?, contentType: String?, hasFiles: Bool, boundary: String?
     ) {
@@ -44,7 +42,7 @@ package struct BuiltBody: Sendable {
         self.boundary = boundary
     }
 
-    package static let none = BuiltBody(
+    static let none = BuiltBody(
         source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
         debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
 
@@ -53,7 +51,7 @@ package struct BuiltBody: Sendable {
 
     /// The headers the build adds to the caller's when the body is sent (or read through
     /// ``FormDataRequest/requestHeaders``): `Content-Type`, `Content-Length`, `Content-Encoding`.
-    package var headers: [(name: String, value: String)] {
+    var headers: [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
         out.reserveCapacity(3)
         if let contentType { out.append(("Content-Type", contentType)) }
@@ -64,12 +62,12 @@ package struct BuiltBody: Sendable {
         return out
     }
 
-    /// The bytes a transport that takes `forms` is given (see ``BodyDelivery``): the compressed
+    /// The bytes a transport that takes `forms` is given (see `BodyDelivery`): the compressed
     /// body when there is one, the in-memory body, an existing spool, or the encoded parts. The
-    /// delivered body's ``BodyDelivery/Delivered/temporaryFile`` is the temporary file of this
+    /// delivered body's `BodyDelivery/Delivered/temporaryFile` is the temporary file of this
     /// body the send uses, however it is handed over (a spool made now, an existing spool, the
     /// compressed file): the send owns it and removes it when it ends.
-    package func delivered(to forms: TransportBodyForms, inMemoryLimit: UInt64) throws(FormDataError) -> BodyDelivery.Delivered {
+    func delivered(to forms: TransportBodyForms, inMemoryLimit: UInt64) throws(FormDataError) -> BodyDelivery.Delivered {
         switch compressed {
         case .memory(let data)?:
             return BodyDelivery.Delivered(body: .data(data), temporaryFile: nil)
@@ -92,7 +90,7 @@ package struct BuiltBody: Sendable {
     }
 
     /// Whether `file` holds this body's bytes (its spool or its compressed file).
-    package func owns(_ file: TemporaryFile) -> Bool {
+    func owns(_ file: TemporaryFile) -> Bool {
         if spooledFile === file { return true }
         if case .file(let compressedFile, _)? = compressed, compressedFile === file { return true }
         return false
