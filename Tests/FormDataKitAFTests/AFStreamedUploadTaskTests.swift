@@ -16,19 +16,7 @@ import Testing
 @Suite("AFHTTPSessionManager streamed upload task", .serialized)
 struct AFStreamedUploadTaskTests {
     /// The transports the checks run over.
-    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case defaultTransport, urlSession
-        var testDescription: String { rawValue }
-        var transport: any FormDataTransport {
-            switch self {
-            case .defaultTransport: FormDataRequest.defaultTransport
-            case .urlSession: AFStreamedUploadTaskTests.urlSession
-            }
-        }
-    }
-
-    /// One URLSession transport for this suite.
-    static let urlSession = URLSessionTransport()
+    typealias Kind = AFTransportKind
 
     /// What an upload task's completion handler got.
     struct Completion: @unchecked Sendable {

@@ -15,19 +15,7 @@ import Testing
 @Suite("AF User-Agent")
 struct AFUserAgentTests {
     /// The transports the checks run over.
-    enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case defaultTransport, urlSession
-        var testDescription: String { rawValue }
-        var transport: any FormDataTransport {
-            switch self {
-            case .defaultTransport: FormDataRequest.defaultTransport
-            case .urlSession: AFUserAgentTests.urlSession
-            }
-        }
-    }
-
-    /// One URLSession transport for this suite.
-    static let urlSession = URLSessionTransport()
+    typealias Kind = AFTransportKind
 
     /// What a request without a `User-Agent` of its own goes out with: the serializer's default
     /// (AFNetworking's format, on Apple platforms), else FormDataKit's.

@@ -2,10 +2,26 @@ import FormDataKit
 import FormDataKitAF
 import FormDataKitTesting
 import Foundation
+import Testing
 import FormDataKitTestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+
+/// The transports a check runs over: the default one (curl on Linux) and URLSession.
+enum AFTransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case defaultTransport, urlSession
+    var testDescription: String { rawValue }
+    var transport: any FormDataTransport {
+        switch self {
+        case .defaultTransport: FormDataRequest.defaultTransport
+        case .urlSession: Self.sharedURLSession
+        }
+    }
+
+    /// One URLSession transport for the suites that use this.
+    static let sharedURLSession = URLSessionTransport()
+}
 
 /// Helpers shared by the adapter's tests.
 enum TestSupport {
