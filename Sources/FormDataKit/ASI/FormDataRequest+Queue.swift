@@ -3,6 +3,15 @@ import Foundation
 /// What a ``NetworkQueue`` needs of a request: its exact body length without building or
 /// spooling a body it keeps, and joining the queue (at most one, never while it is sent).
 extension FormDataRequest {
+    /// Which waiting requests a ``NetworkQueue`` starts first (`NSOperation`'s `queuePriority`,
+    /// which ASINetworkQueue honoured): a higher priority starts before a lower one, requests of
+    /// one priority in the order they were added. Read when the request is added to the queue;
+    /// ``makeOperation()`` gives it to the operation. `.normal` by default.
+    public var queuePriority: Operation.QueuePriority {
+        get { sending.withLock { $0.settings.queuePriority } }
+        set { sending.withLock { $0.settings.queuePriority = newValue } }
+    }
+
     /// The exact number of bytes the body will have, computed by encoding the form as segments
     /// (files are not read, nothing is spooled, nothing is kept). A compressed body's length is
     /// known only once it is compressed: this gives the uncompressed length then. Nil when the

@@ -189,6 +189,20 @@ extension FormDataRequest {
         return code == 0 ? nil : TransportResponseHead(statusCode: code, headers: [:], reasonPhrase: phrase).statusLine
     }
 
+    /// Anything you want to keep with the request for its callbacks (ASIHTTPRequest's
+    /// `userInfo`); nil by default, never sent. ``copy()`` copies it.
+    public var userInfo: [String: any Sendable]? {
+        get { sending.withLock { $0.settings.userInfo } }
+        set { sending.withLock { $0.settings.userInfo = newValue } }
+    }
+
+    /// A number of your own for the request (ASIHTTPRequest's `tag`); 0 by default, never sent.
+    /// ``copy()`` copies it.
+    public var tag: Int {
+        get { sending.withLock { $0.settings.tag } }
+        set { sending.withLock { $0.settings.tag = newValue } }
+    }
+
     /// Where the delegate, the blocks and `start()`'s completion are called, one at a time and in
     /// ASIHTTPRequest's order (started, headers, bytes sent…, finished or failed). Nil (the
     /// default) means the platform's default: the main queue on Apple platforms (as ASI called
@@ -224,11 +238,21 @@ extension FormDataRequest {
     public var responseData: Data? { sending.withLock { $0.results.responseData } }
 
     /// The body of the last response as text, decoded with the response's `charset`, or
-    /// ISO-8859-1 when it names none (ASIHTTPRequest's default); nil before a response.
+    /// ``defaultResponseEncoding`` when it names none; nil before a response.
     public var responseString: String? {
-        let (data, headers) = sending.withLock { ($0.results.responseData, $0.results.responseHeaders) }
+        let (data, headers, encoding) = sending.withLock {
+            ($0.results.responseData, $0.results.responseHeaders, $0.settings.defaultResponseEncoding)
+        }
         guard let data else { return nil }
-        return FormDataResponse(statusCode: 0, headers: headers ?? [:], body: data).string
+        return FormDataResponse(statusCode: 0, headers: headers ?? [:], body: data).string(defaultEncoding: encoding)
+    }
+
+    /// How ``responseString`` reads a response whose `Content-Type` names no charset (or one
+    /// not known); ISO-8859-1 by default, as ASIHTTPRequest's `defaultResponseEncoding`. Set
+    /// `.utf8` for a back end that sends UTF-8 without saying so. ``copy()`` copies it.
+    public var defaultResponseEncoding: String.Encoding {
+        get { sending.withLock { $0.settings.defaultResponseEncoding } }
+        set { sending.withLock { $0.settings.defaultResponseEncoding = newValue } }
     }
 
     /// Whether a send is in progress.

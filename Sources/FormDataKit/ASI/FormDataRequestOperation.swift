@@ -21,6 +21,7 @@ public final class FormDataRequestOperation: Operation, @unchecked Sendable {
     public init(request: FormDataRequest) {
         self.request = request
         super.init()
+        queuePriority = request.queuePriority
     }
 
     /// True: the request is sent on the transport's threads, not the operation's.

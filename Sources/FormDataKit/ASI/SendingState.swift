@@ -38,6 +38,10 @@ struct SendSettings {
     var maximumResponseSize = FormDataRequest.defaultMaximumResponseSize
     var downloadDestinationPath: String?
     var temporaryFileDownloadPath: String?
+    var defaultResponseEncoding = String.Encoding.isoLatin1
+    var userInfo: [String: any Sendable]?
+    var tag = 0
+    var queuePriority = Operation.QueuePriority.normal
     /// Nil until set: ``URLSessionTransport/shared`` is created only when a request is sent.
     var transport: (any FormDataTransport)?
     /// Where a response written to a file goes, write by write (the file itself; a test passes

@@ -20,7 +20,7 @@ extension NetworkQueue {
     /// leaving the queue as it was. The request joins (the one check of membership, under the
     /// request's lock) and the machine hears of it in one step under the queue's lock, so a send
     /// of the request that ends meanwhile is never reported before the queue knows the request.
-    func add(_ request: FormDataRequest, host: String, share: UInt64) throws(FormDataError) {
+    func add(_ request: FormDataRequest, host: String, share: UInt64, priority: Int) throws(FormDataError) {
         let joined = core.withLock { core -> Result<[(FormDataRequest, NetworkQueueStateMachine.Action)], FormDataError> in
             let id = core.nextID + 1
             // Lock order: the queue's, then the request's (a request never calls its queue
@@ -28,7 +28,7 @@ extension NetworkQueue {
             if let refusal = request.join(self, id: id) { return .failure(refusal) }
             core.nextID = id
             core.requests[id] = request
-            let actions = core.machine.handle(.add(id: id, host: host, uploadShare: share))
+            let actions = core.machine.handle(.add(id: id, host: host, uploadShare: share, priority: priority))
             updateProgress(core.machine)
             return .success(collect(actions, &core))
         }
@@ -45,7 +45,7 @@ extension NetworkQueue {
             switch action {
             case .queueFinished:
                 core.noticesPending += 1
-                let (delegate, streams) = (core.delegate, Array(core.streams.values))
+                let (delegate, streams) = (core.delegate(for: .queueFinished), Array(core.streams.values))
                 mailbox.deliver { [self] in
                     delegate?.queueFinished(self)
                     for stream in streams { stream.yield(.queueFinished) }
@@ -108,7 +108,10 @@ extension NetworkQueue {
     }
 
     private static func set(_ progress: Progress, completed: UInt64, total: UInt64) {
-        let (completed, total) = (Int64(clamping: completed), Int64(clamping: total))
+        var (completed, total) = (Int64(clamping: completed), Int64(clamping: total))
+        // corelibs Foundation traps when a total goes back to 0: a reset queue keeps its last
+        // total with nothing done (0.0) until a request is added.
+        if total == 0 { total = progress.totalUnitCount }
         if total >= progress.totalUnitCount {
             if progress.totalUnitCount != total { progress.totalUnitCount = total }
             if progress.completedUnitCount != completed { progress.completedUnitCount = completed }
@@ -125,13 +128,13 @@ extension NetworkQueue {
 
     /// Request `id` started.
     func requestStarted(_ request: FormDataRequest, id: Int) {
-        let (delegate, streams) = core.withLock { ($0.delegate, Array($0.streams.values)) }
+        let (delegate, streams) = core.withLock { ($0.delegate(for: .requestStarted), Array($0.streams.values)) }
         post(delegate, .requestStarted(request), streams: streams)
     }
 
     /// Request `id`'s response head arrived; `expectedLength`: its Content-Length.
     func request(_ request: FormDataRequest, id: Int, didReceiveResponseHeaders headers: [String: String], expectedLength: UInt64?) {
-        let delegate = core.withLock { $0.delegate }
+        let delegate = core.withLock { $0.delegate(for: .responseHeaders) }
         apply(.responseHead(id: id, expectedLength: expectedLength), notice: (delegate, .receivedResponseHeaders(request, headers)))
     }
 
@@ -149,7 +152,7 @@ extension NetworkQueue {
     func request(_ request: FormDataRequest, id: Int, endedWith error: FormDataError?) {
         let delegate = core.withLock { core -> (any NetworkQueueDelegate)? in
             core.requests[id] = nil
-            return core.delegate
+            return core.delegate(for: error == nil ? .requestFinished : .requestFailed)
         }
         // The queue no longer hears of this request (sent again by hand, it is on its own).
         request.leaveQueue()

@@ -33,6 +33,7 @@ public final class NetworkQueue: @unchecked Sendable {
         var requests: [Int: FormDataRequest] = [:]
         var nextID = 0
         weak var delegate: (any NetworkQueueDelegate)?
+        var delegateCalls = DelegateCalls.all
         var userInfo: [String: any Sendable]?
         var streams: [Int: AsyncStream<NetworkQueueEvent>.Continuation] = [:]
         var nextStreamID = 0
@@ -40,6 +41,31 @@ public final class NetworkQueue: @unchecked Sendable {
         var noticesPending = 0
         /// The queue keeps itself alive while it has requests running.
         var keepAlive: NetworkQueue?
+
+        /// The delegate, when ``NetworkQueue/delegateCalls`` asks for `call`.
+        func delegate(for call: DelegateCalls) -> (any NetworkQueueDelegate)? { delegateCalls.contains(call) ? delegate : nil }
+    }
+
+    /// Which ``NetworkQueueDelegate`` methods a queue calls: ASINetworkQueue's selectors, each
+    /// one set being a member (`requestDidFinishSelector` is ``requestFinished``, and so on).
+    public struct DelegateCalls: OptionSet, Sendable {
+        /// The bits.
+        public let rawValue: Int
+        /// A set from its raw bits.
+        /// - Parameter rawValue: the bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// ``NetworkQueueDelegate/requestStarted(_:)`` (`requestDidStartSelector`).
+        public static let requestStarted = DelegateCalls(rawValue: 1)
+        /// ``NetworkQueueDelegate/request(_:didReceiveResponseHeaders:)`` (`requestDidReceiveResponseHeadersSelector`).
+        public static let responseHeaders = DelegateCalls(rawValue: 2)
+        /// ``NetworkQueueDelegate/requestFinished(_:)`` (`requestDidFinishSelector`).
+        public static let requestFinished = DelegateCalls(rawValue: 4)
+        /// ``NetworkQueueDelegate/requestFailed(_:)`` (`requestDidFailSelector`).
+        public static let requestFailed = DelegateCalls(rawValue: 8)
+        /// ``NetworkQueueDelegate/queueFinished(_:)`` (`queueDidFinishSelector`).
+        public static let queueFinished = DelegateCalls(rawValue: 16)
+        /// Every method (the default).
+        public static let all: DelegateCalls = [.requestStarted, .responseHeaders, .requestFinished, .requestFailed, .queueFinished]
     }
 
     let core = Locked(Core())
@@ -50,8 +76,8 @@ public final class NetworkQueue: @unchecked Sendable {
     /// The whole batch's upload: body bytes with ``showAccurateProgress`` (each request's
     /// exact length), else one unit per request. Monotonic while no request is added, reaches
     /// exactly 1.0 when the queue finishes (failed and cancelled requests count as done), and a
-    /// retry that sends a body again does not move it back or past its share. A new batch
-    /// (requests added after the queue finished) starts it again from 0.
+    /// retry that sends a body again does not move it back or past its share. Requests added
+    /// after the queue finished add to it (ASI's totals ran on); ``reset()`` starts it again from 0.
     public let uploadProgress = Progress(totalUnitCount: 0)
     /// The whole batch's download: each request weighs the same, moving by the fraction of its
     /// `Content-Length` received (nothing until its head arrives, all of it when it ends).
@@ -70,12 +96,13 @@ public final class NetworkQueue: @unchecked Sendable {
         for stream in core.withLock({ Array($0.streams.values) }) { stream.finish() }
     }
 
-    /// A new, suspended queue with this one's delegate, ``shouldCancelAllRequestsOnFailure``,
+    /// A new, suspended queue with this one's delegate, ``delegateCalls``, ``shouldCancelAllRequestsOnFailure``,
     /// ``showAccurateProgress`` and ``userInfo`` (ASI's `copy`); no requests.
     /// - Returns: the copy.
     public func copy() -> NetworkQueue {
         let copied = NetworkQueue()
         copied.delegate = delegate
+        copied.delegateCalls = delegateCalls
         copied.shouldCancelAllRequestsOnFailure = shouldCancelAllRequestsOnFailure
         copied.showAccurateProgress = showAccurateProgress
         copied.userInfo = userInfo
@@ -88,6 +115,16 @@ public final class NetworkQueue: @unchecked Sendable {
     public var delegate: (any NetworkQueueDelegate)? {
         get { core.withLock { $0.delegate } }
         set { core.withLock { $0.delegate = newValue } }
+    }
+
+    /// Which of the delegate's methods the queue calls; ``DelegateCalls/all`` by default. ASI
+    /// called only those whose selector was set: port `[queue setRequestDidFinishSelector:…]`
+    /// and `[queue setQueueDidFinishSelector:…]` as `[.requestFinished, .queueFinished]`. A class
+    /// that is also its requests' delegate lists only the queue's own moments here, or it hears
+    /// each request's twice. ``events`` carries every event whatever this says.
+    public var delegateCalls: DelegateCalls {
+        get { core.withLock { $0.delegateCalls } }
+        set { core.withLock { $0.delegateCalls = newValue } }
     }
 
     /// Anything you want to keep with the queue (ASI's `userInfo`).
@@ -171,7 +208,7 @@ public final class NetworkQueue: @unchecked Sendable {
     /// - Throws: `FormDataError.requestAlreadyQueued(url:isRunning:)` naming the request's URL.
     public func addOperation(_ request: FormDataRequest) throws(FormDataError) {
         let share = showAccurateProgress ? max(1, request.exactPostLengthWithoutSpooling ?? 1) : 1
-        try add(request, host: request.url.host?.lowercased() ?? "", share: share)
+        try add(request, host: request.url.host?.lowercased() ?? "", share: share, priority: request.queuePriority.rawValue)
     }
 
     /// Starts the queue (ASI's `go`: ``isSuspended`` becomes false).
@@ -183,10 +220,12 @@ public final class NetworkQueue: @unchecked Sendable {
     /// exactly 1.0 when the last cancelled request has ended.
     public func cancelAllOperations() { apply(.cancelAll) }
 
-    /// Cancels every request, forgets the delegate and suspends the queue (ASI's `reset`).
+    /// Cancels every request, forgets the delegate and suspends the queue (ASI's `reset`); the
+    /// counters and progress start again from zero (at once, or once the cancelled
+    /// requests have ended).
     public func reset() {
         core.withLock { $0.delegate = nil }
-        apply(.cancelAll)
+        apply(.reset)
         isSuspended = true
     }
 

@@ -3,7 +3,8 @@ import Foundation
 /// Hears what happens in a ``NetworkQueue`` — ASINetworkQueue's delegate selectors
 /// (`requestDidStartSelector`, `requestDidReceiveResponseHeadersSelector`,
 /// `requestDidFinishSelector`, `requestDidFailSelector`, `queueDidFinishSelector`) as methods,
-/// all optional.
+/// all optional. ``NetworkQueue/delegateCalls`` says which of them the queue calls (ASI called
+/// only those whose selector was set).
 ///
 /// For each moment of a request, the request's own delegate and block are called first, then
 /// the queue's delegate (ASIHTTPRequest's order). The queue's calls come one at a time, in the
@@ -40,6 +41,27 @@ extension NetworkQueueDelegate {
     /// Does nothing.
     /// - Parameter queue: the queue.
     public func queueFinished(_ queue: NetworkQueue) {}
+}
+
+/// One class as both a request's and its queue's delegate (a common ASIHTTPRequest pattern): the
+/// methods the two protocols share get one empty default, so such a class compiles and implements
+/// only what it needs. One method then answers both: set ``NetworkQueue/delegateCalls`` to what
+/// the ported code's queue selectors named, or it hears a request's moments twice.
+extension NetworkQueueDelegate where Self: FormDataRequestDelegate {
+    /// Does nothing.
+    /// - Parameter request: the request.
+    public func requestStarted(_ request: FormDataRequest) {}
+    /// Does nothing.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - responseHeaders: its response's headers.
+    public func request(_ request: FormDataRequest, didReceiveResponseHeaders responseHeaders: [String: String]) {}
+    /// Does nothing.
+    /// - Parameter request: the request.
+    public func requestFinished(_ request: FormDataRequest) {}
+    /// Does nothing.
+    /// - Parameter request: the request.
+    public func requestFailed(_ request: FormDataRequest) {}
 }
 
 /// What happens in a ``NetworkQueue``, as ``NetworkQueue/events`` delivers it: the delegate's

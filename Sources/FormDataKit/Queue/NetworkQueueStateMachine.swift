@@ -6,8 +6,9 @@ struct NetworkQueueStateMachine: Sendable {
     /// What the queue tells the machine.
     enum Event: Sendable, Equatable {
         /// A request joined the queue: `host` for the per-host limit, `uploadShare` its weight in
-        /// the upload progress (its exact body length with accurate progress, else 1).
-        case add(id: Int, host: String, uploadShare: UInt64)
+        /// the upload progress (its exact body length with accurate progress, else 1), `priority`
+        /// its ``FormDataRequest/queuePriority`` (higher waiting requests start first).
+        case add(id: Int, host: String, uploadShare: UInt64, priority: Int = 0)
         /// ``NetworkQueue/isSuspended`` changed (``NetworkQueue/go()`` sets false).
         case setSuspended(Bool)
         /// ``NetworkQueue/maxConcurrentOperationCount`` changed.
@@ -24,6 +25,9 @@ struct NetworkQueueStateMachine: Sendable {
         case ended(id: Int, succeeded: Bool)
         /// ``NetworkQueue/cancelAllOperations()``.
         case cancelAll
+        /// ``NetworkQueue/reset()``: cancels all; the totals start again from zero, now or once the
+        /// cancelled requests have ended.
+        case reset
         /// The request's own cancel while it waits in the queue.
         case cancelWaiting(id: Int)
     }
@@ -44,6 +48,7 @@ struct NetworkQueueStateMachine: Sendable {
     private struct Entry: Sendable {
         var host: String
         var uploadShare: UInt64
+        var priority = 0
         /// The share of ``uploadShare`` reached (high-water: a retry sending again adds nothing).
         var uploadDone: UInt64 = 0
         /// The most body bytes counted for one response (a retry's response adds only beyond it).
@@ -67,11 +72,13 @@ struct NetworkQueueStateMachine: Sendable {
     var showAccurateProgress = false
 
     private var entries: [Int: Entry] = [:]
-    /// Requests waiting to start, in the order they were added.
+    /// Requests waiting to start: higher priority first, then in the order they were added.
     private var waiting: [Int] = []
     private var waitingHead = 0
     private var runningCount = 0
     private var runningPerHost: [String: Int] = [:]
+    /// Set by a reset while requests run: the totals start again once they have ended.
+    private var totalsRestart = false
 
     /// Requests added and not ended (ASI's `requestsCount`).
     private(set) var requestsCount = 0
@@ -97,14 +104,16 @@ struct NetworkQueueStateMachine: Sendable {
     /// - Returns: the actions, in order.
     mutating func handle(_ event: Event) -> [Action] {
         switch event {
-        case .add(let id, let host, let share):
-            if requestsCount == 0 { startBatch() }
+        case .add(let id, let host, let share, let priority):
             requestsCount += 1
-            entries[id] = Entry(host: host, uploadShare: share)
+            entries[id] = Entry(host: host, uploadShare: share, priority: priority)
             totalUploadUnits += share
             totalDownloadUnits += Self.downloadUnitsPerRequest
             if !showAccurateProgress { totalBytesToDownload += 1 }
-            waiting.append(id)
+            // After every waiting request of its priority or higher (equal priorities: appended).
+            var index = waiting.count
+            while index > waitingHead, (entries[waiting[index - 1]]?.priority ?? .max) < priority { index -= 1 }
+            waiting.insert(id, at: index)
             return schedule()
         case .setSuspended(let suspended):
             isSuspended = suspended
@@ -152,6 +161,11 @@ struct NetworkQueueStateMachine: Sendable {
             return ended(id, succeeded: succeeded)
         case .cancelAll:
             return cancelAll()
+        case .reset:
+            totalsRestart = true
+            let actions = cancelAll()
+            if requestsCount == 0 { startBatch() }
+            return actions
         case .cancelWaiting(let id):
             guard entries[id] != nil, let index = waiting[waitingHead...].firstIndex(of: id) else { return [] }
             waiting.remove(at: index)
@@ -159,8 +173,10 @@ struct NetworkQueueStateMachine: Sendable {
         }
     }
 
-    /// A new batch: the counters and progress start again from zero.
+    /// The totals and progress start again from zero (after a reset only: as in ASI, requests
+    /// added to a queue that finished add to its totals).
     private mutating func startBatch() {
+        totalsRestart = false
         totalUploadUnits = 0
         uploadUnitsDone = 0
         totalBytesToDownload = 0
@@ -184,6 +200,7 @@ struct NetworkQueueStateMachine: Sendable {
         downloadUnitsDone += Self.downloadUnitsPerRequest - entry.downloadUnitsDone
         if !showAccurateProgress { bytesDownloadedSoFar += 1 }
         requestsCount -= 1
+        if requestsCount == 0, totalsRestart { startBatch() }
         var actions: [Action] = []
         if requestsCount == 0 { actions.append(.queueFinished) }
         if !succeeded, shouldCancelAllRequestsOnFailure, requestsCount > 0 { actions += cancelAll() }

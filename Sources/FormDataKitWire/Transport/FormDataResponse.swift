@@ -51,16 +51,22 @@ public struct FormDataResponse: Sendable, Equatable {
     /// Every charset a request body can be sent in is understood, the legacy ones (GBK, GB18030,
     /// Big5, EUC-KR, KOI8-R, …) through the platform's converter; bytes that are not valid in the
     /// charset are read as UTF-8 with replacement characters.
-    public var string: String? {
-        ResponseCharset.decode(body, contentType: header("Content-Type"))
+    public var string: String? { string(defaultEncoding: .isoLatin1) }
+
+    /// The body as text, decoded as ``string`` is, but in `defaultEncoding` when the
+    /// `Content-Type` names no charset or an unknown one (ASIHTTPRequest's `defaultResponseEncoding`).
+    /// - Parameter defaultEncoding: the encoding for a response that names none.
+    /// - Returns: the text.
+    public func string(defaultEncoding: String.Encoding) -> String? {
+        ResponseCharset.decode(body, contentType: header("Content-Type"), default: defaultEncoding)
     }
 }
 
 /// The text encoding a `Content-Type` header names, and decoding a body with it.
 enum ResponseCharset {
-    /// `body` as text in the charset `contentType` names (ISO-8859-1 when it names none).
-    static func decode(_ body: Data, contentType: String?) -> String {
-        let encoding = encoding(forContentType: contentType) ?? .isoLatin1
+    /// `body` as text in the charset `contentType` names (`default` when it names none).
+    static func decode(_ body: Data, contentType: String?, default: String.Encoding = .isoLatin1) -> String {
+        let encoding = encoding(forContentType: contentType) ?? `default`
         if let charset = LegacyCharsets.linuxReplacement(for: encoding) ?? LegacyCharsets.charset(for: encoding),
             let text = CharsetConverter.decode(body, charset)
         {

@@ -169,13 +169,19 @@ struct NetworkQueueStateMachineTests {
         #expect(machine.downloadUnitsDone == machine.totalDownloadUnits)
     }
 
-    @Test("requests added after the queue finished start a new batch from zero")
+    @Test("requests added after the queue finished add to its totals (ASI's); after a reset they start from zero")
     func newBatch() {
         var (machine, _) = Self.machine(adding: 2)
         _ = machine.handle(.setSuspended(false))
         _ = machine.handle(.ended(id: 1, succeeded: true))
         #expect(machine.handle(.ended(id: 2, succeeded: true)) == [.queueFinished])
         #expect(machine.handle(.add(id: 3, host: "a", uploadShare: 1)) == [.start(id: 3)])
+        #expect(machine.totalUploadUnits == 3)
+        #expect(machine.uploadUnitsDone == 2)
+        #expect(machine.handle(.ended(id: 3, succeeded: true)) == [.queueFinished])
+        _ = machine.handle(.reset)
+        _ = machine.handle(.setSuspended(false))
+        #expect(machine.handle(.add(id: 4, host: "a", uploadShare: 1)) == [.start(id: 4)])
         #expect(machine.totalUploadUnits == 1)
         #expect(machine.uploadUnitsDone == 0)
     }
