@@ -51,13 +51,15 @@ enum SmallFormsWorkload {
                             "\(isDefault ? entry.tool + "; " : "")build + send, a new request each; wall time of the process",
                             reference: reference),
                         timing: .wallClock, command: [selfPath, "--child", "w7"] + arguments + [entry.rawValue], requests: count))
-            }
-            if let comparedBuild {
-                // An older build knows only the default entry points (no sixth argument).
-                cases.append(
-                    MeasuredCase(
-                        row: row(comparedTool(ours), "\(comparedBuild)", reference: reference),
-                        timing: .wallClock, command: [comparedBuild, "--child", "w7"] + arguments, requests: count))
+                if isDefault, let comparedBuild {
+                    // Right after the row it is compared with, so both run in the same place of
+                    // every round (a row's neighbours move its time on this machine). An older
+                    // build knows only the default entry points (no sixth argument).
+                    cases.append(
+                        MeasuredCase(
+                            row: row(comparedTool(ours), "\(comparedBuild)", reference: reference),
+                            timing: .wallClock, command: [comparedBuild, "--child", "w7"] + arguments, requests: count))
+                }
             }
             if let go {
                 cases.append(
