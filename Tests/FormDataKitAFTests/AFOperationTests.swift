@@ -11,14 +11,6 @@ import Testing
 /// pause/resume, and a batch's progress and completion — on FormDataKit's send driver.
 @Suite("AF 2 operations")
 struct AFOperationTests {
-    static func withReceiver<T>(_ body: (FormReceiver) async throws -> T) async throws -> T {
-        let receiver = try await FormReceiver.start()
-        let result: Result<T, any Error>
-        do { result = .success(try await body(receiver)) } catch { result = .failure(error) }
-        await receiver.stop()
-        return try result.get()
-    }
-
     static func blocking(_ work: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
@@ -30,7 +22,7 @@ struct AFOperationTests {
 
     @Test("the manager's multipart POST: the form arrives, success gets the JSON object; the operation ran on operationQueue")
     func managerMultipartPost() async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let manager = AFHTTPRequestOperationManager(baseURL: receiver.baseURL)
             let started = Locked(0)
             let observer = NotificationCenter.default.addObserver(forName: .AFNetworkingOperationDidStart, object: nil, queue: nil) { _ in
@@ -59,7 +51,7 @@ struct AFOperationTests {
 
     @Test("an operation on a plain queue: progress blocks, responseData/String/Object, waitUntilFinished")
     func operationBlocks() async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             var request = URLRequest(url: receiver.url("/echo"))
             request.httpMethod = "POST"
             request.httpBody = Data(repeating: 0x61, count: 300_000)
@@ -89,7 +81,7 @@ struct AFOperationTests {
 
     @Test("pause stops the transfer, resume sends the request again; it finishes once")
     func pauseAndResume() async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             // Answered 2 s after it arrives (it was 0.3 s): the pause right after the start must
             // come before the answer even when a busy machine deschedules this thread between them.
             let operation = AFHTTPRequestOperation(request: URLRequest(url: receiver.url("/delay/2000")))
@@ -115,7 +107,7 @@ struct AFOperationTests {
 
     @Test("cancel before start: failure with NSURLErrorCancelled, nothing sent")
     func cancelBeforeStart() async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let operation = AFHTTPRequestOperation(request: URLRequest(url: receiver.url("/never")))
             let failed = Locked<(any Error)?>(nil)
             let done = DispatchSemaphore(value: 0)
@@ -136,7 +128,7 @@ struct AFOperationTests {
 
     @Test("a batch: progress counts finished operations 1…n in order, then the completion, once")
     func batch() async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let operations = (0..<4).map { AFHTTPRequestOperation(request: URLRequest(url: receiver.url("/batch\($0)"))) }
             let log = Locked<[String]>([])
             let done = DispatchSemaphore(value: 0)

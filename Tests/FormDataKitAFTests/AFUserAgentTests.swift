@@ -28,14 +28,6 @@ struct AFUserAgentTests {
         (receiver.lastRequest?.headers ?? []).filter { $0.name.caseInsensitiveCompare("User-Agent") == .orderedSame }.map(\.value)
     }
 
-    static func withReceiver<T>(_ body: (FormReceiver) async throws -> T) async throws -> T {
-        let receiver = try await FormReceiver.start()
-        let result: Result<T, any Error>
-        do { result = .success(try await body(receiver)) } catch { result = .failure(error) }
-        await receiver.stop()
-        return try result.get()
-    }
-
     /// Runs `operation` and waits for its success or failure block.
     static func run(_ operation: AFHTTPRequestOperation) async -> (any Error)? {
         await withCheckedContinuation { continuation in
@@ -56,7 +48,7 @@ struct AFUserAgentTests {
 
     @Test("AFHTTPSessionManager: GET, POST, the multipart POST and the streamed upload task send a User-Agent", arguments: Kind.allCases)
     func sessionManager(kind: Kind) async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: kind.transport)
             let get = await outcome { manager.get("get", parameters: nil, headers: nil, progress: nil, success: $0, failure: $1) }
             #expect(get.outcome.error == nil)
@@ -88,7 +80,7 @@ struct AFUserAgentTests {
 
     @Test("AFHTTPRequestOperationManager's multipart POST sends a User-Agent", arguments: Kind.allCases)
     func operationManager(kind: Kind) async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let manager = AFHTTPRequestOperationManager(baseURL: receiver.baseURL, transport: kind.transport)
             let error: (any Error)? = await withCheckedContinuation { continuation in
                 _ = manager.post(
@@ -106,7 +98,7 @@ struct AFUserAgentTests {
 
     @Test("AFHTTPRequestOperation: a serializer-built request and a bare URLRequest send a User-Agent", arguments: Kind.allCases)
     func operations(kind: Kind) async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let built = AFHTTPRequestOperation(request: try Self.multipartRequest(receiver.url("/upload")), transport: kind.transport)
             #expect(await Self.run(built) == nil)
             #expect(receiver.lastRequest?.form?.value("album") == "2026")
@@ -124,7 +116,7 @@ struct AFUserAgentTests {
         "a User-Agent the user set is sent as set: serializer, per-request header, session configuration, request", arguments: Kind.allCases
     )
     func theUsersOwnIsKept(kind: Kind) async throws {
-        try await Self.withReceiver { receiver in
+        try await TestSupport.withReceiver { receiver in
             let manager = AFHTTPSessionManager(baseURL: receiver.baseURL, sessionConfiguration: nil, transport: kind.transport)
             manager.requestSerializer.setValue("Serializer/1.0", forHTTPHeaderField: "User-Agent")
             _ = await outcome { manager.get("a", parameters: nil, headers: nil, progress: nil, success: $0, failure: $1) }

@@ -25,6 +25,15 @@ enum AFTransportKind: String, CaseIterable, Sendable, CustomTestStringConvertibl
 
 /// Helpers shared by the adapter's tests.
 enum TestSupport {
+    /// Runs `body` with a fresh embedded receiver, stopped afterwards whatever `body` does.
+    static func withReceiver<T>(_ body: (FormReceiver) async throws -> T) async throws -> T {
+        let receiver = try await FormReceiver.start()
+        let result: Result<T, any Error>
+        do { result = .success(try await body(receiver)) } catch { result = .failure(error) }
+        await receiver.stop()
+        return try result.get()
+    }
+
     /// The reference's fixed boundary (25 characters, AFNetworking's shape).
     static let boundary = "Boundary+0123456789ABCDEF"
 
