@@ -164,6 +164,17 @@ extension FormDataRequest {
         set { sending.withLock { $0.callbacks.bytesSentBlock = newValue } }
     }
 
+    /// Called as the body goes out with the bytes the current attempt has sent so far and the
+    /// body's length, after ``bytesSentBlock``; once more with `(length, length)` when the
+    /// request finishes, if no call said so yet (an empty body, a response before the whole
+    /// body). A retry starts it again from 0. The way to follow a request's upload without KVO
+    /// (Linux cannot observe ``uploadProgress``): port ASI's `setUploadProgressDelegate:` as
+    /// `request.uploadProgressBlock = { sent, length in bar.progress = Double(sent) / Double(max(length, 1)) }`.
+    public var uploadProgressBlock: (@Sendable (_ sent: UInt64, _ length: UInt64) -> Void)? {
+        get { sending.withLock { $0.callbacks.uploadProgressBlock } }
+        set { sending.withLock { $0.callbacks.uploadProgressBlock = newValue } }
+    }
+
     // MARK: - Results
 
     /// Upload progress of the current or last send, in bytes of the body (counted from the

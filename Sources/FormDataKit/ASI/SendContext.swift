@@ -20,6 +20,8 @@ final class SendContext: @unchecked Sendable {
     /// The send's temporary body file, which the send removes: the request then forgets the
     /// built body it belonged to.
     private var bodyFile: TemporaryFile?
+    /// The body's length (what ``FormDataRequest/uploadProgressBlock`` ends at).
+    private var bodyLength: UInt64 = 0
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -45,6 +47,7 @@ final class SendContext: @unchecked Sendable {
             return send.end(failure ?? .unableToCreateRequest(underlying: UnderlyingError(error)))
         }
         let length = transportRequest.body.length
+        bodyLength = length
         let (callbacks, settings, membership) = request.sending.withLock { state in
             state.current.uploadProgress.completedUnitCount = 0
             // Never 0: an empty body counts as one unit, completed when the request finishes.
@@ -118,15 +121,17 @@ final class SendContext: @unchecked Sendable {
     /// ASIHTTPRequest reported that to the delegate only).
     private func reportProgress(_ progress: FacadeSend.UploadProgress) {
         let (delta, sent, total) = (progress.delta, progress.sent, progress.total)
-        let (delegate, block, membership) = request.sending.withLock { state in
+        let (delegate, block, progressBlock, membership) = request.sending.withLock { state in
             let object = state.current.uploadProgress
             state.results.totalBytesSent = sent
             object.completedUnitCount = min(object.totalUnitCount, Int64(clamping: sent))
-            return (state.callbacks.delegate.value, delta > 0 ? state.callbacks.bytesSentBlock : nil, state.membership)
+            let block = delta > 0 ? state.callbacks.bytesSentBlock : nil
+            return (state.callbacks.delegate.value, block, state.callbacks.uploadProgressBlock, state.membership)
         }
-        deliver(callsUser: delegate != nil || block != nil, membership) { [request] in
+        deliver(callsUser: delegate != nil || block != nil || progressBlock != nil, membership) { [request] in
             delegate?.request(request, didSendBytes: delta)
             block?(UInt64(clamping: delta), total)
+            progressBlock?(sent, total)
             membership.queue?.request(request, id: membership.id, sent: sent, of: total)
         }
     }
@@ -157,7 +162,8 @@ final class SendContext: @unchecked Sendable {
     /// and startSynchronous() wait for) after the callbacks.
     private func report(_ result: Result<FormDataResponse, FormDataError>) {
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
-        let keepsBody = self.keepsBody
+        let (keepsBody, length) = (self.keepsBody, bodyLength)
+        var progressBlock: (@Sendable (UInt64, UInt64) -> Void)?
         let (delegate, block, membership) = request.sending.withLock {
             state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?, QueueMembership) in
             switch result {
@@ -170,6 +176,7 @@ final class SendContext: @unchecked Sendable {
                 state.results.authentication = response.authentication
                 let progress = state.current.uploadProgress
                 progress.completedUnitCount = progress.totalUnitCount
+                if state.results.totalBytesSent != length || length == 0 { progressBlock = state.callbacks.uploadProgressBlock }
             case .failure(let error):
                 state.results.error = error
             }
@@ -178,7 +185,8 @@ final class SendContext: @unchecked Sendable {
             return (state.callbacks.delegate.value, block, state.membership)
         }
         let error: FormDataError? = if case .failure(let error) = result { error } else { nil }
-        send.deliver(internalOnly: delegate == nil && block == nil) { [request, completion] in
+        send.deliver(internalOnly: delegate == nil && block == nil && progressBlock == nil) { [request, completion, progressBlock] in
+            progressBlock?(length, length)
             switch result {
             case .success: delegate?.requestFinished(request)
             case .failure: delegate?.requestFailed(request)

@@ -75,6 +75,7 @@ struct SendCallbacks {
     var completionBlock: (@Sendable () -> Void)?
     var failedBlock: (@Sendable () -> Void)?
     var bytesSentBlock: (@Sendable (UInt64, UInt64) -> Void)?
+    var uploadProgressBlock: (@Sendable (UInt64, UInt64) -> Void)?
     var headersReceivedBlock: (@Sendable ([String: String]) -> Void)?
     var bytesReceivedBlock: (@Sendable (UInt64, UInt64) -> Void)?
     var dataReceivedBlock: (@Sendable (Data) -> Void)?

@@ -11,6 +11,7 @@ extension NetworkQueue {
             let actions = core.machine.handle(event)
             updateProgress(core.machine)
             if let (delegate, event) = notice { post(delegate, event, streams: Array(core.streams.values)) }
+            reportProgress(&core)
             return collect(actions, &core)
         }
         perform(work)
@@ -30,6 +31,7 @@ extension NetworkQueue {
             core.requests[id] = request
             let actions = core.machine.handle(.add(id: id, host: host, uploadShare: share, priority: priority))
             updateProgress(core.machine)
+            reportProgress(&core)
             return .success(collect(actions, &core))
         }
         perform(try joined.get())
@@ -105,6 +107,15 @@ extension NetworkQueue {
     private func updateProgress(_ machine: NetworkQueueStateMachine) {
         Self.set(uploadProgress, completed: machine.uploadUnitsDone, total: machine.totalUploadUnits)
         Self.set(downloadProgress, completed: machine.downloadUnitsDone, total: machine.totalDownloadUnits)
+    }
+
+    /// Queues ``NetworkQueue/progressBlock``'s call when the counters moved since its last one.
+    private func reportProgress(_ core: inout Core) {
+        guard let block = core.progressBlock else { return }
+        let progress = NetworkQueueProgress(core.machine)
+        guard progress != core.progressReported else { return }
+        core.progressReported = progress
+        mailbox.deliver { block(progress) }
     }
 
     private static func set(_ progress: Progress, completed: UInt64, total: UInt64) {

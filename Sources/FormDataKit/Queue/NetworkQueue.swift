@@ -36,6 +36,9 @@ public final class NetworkQueue: @unchecked Sendable {
         var delegateCalls = DelegateCalls.all
         var userInfo: [String: any Sendable]?
         var streams: [Int: AsyncStream<NetworkQueueEvent>.Continuation] = [:]
+        var progressBlock: (@Sendable (NetworkQueueProgress) -> Void)?
+        /// What ``NetworkQueue/progressBlock`` heard last (it hears only changes).
+        var progressReported: NetworkQueueProgress?
         var nextStreamID = 0
         /// Queue-finished notices not yet delivered (``waitUntilAllOperationsAreFinished()``).
         var noticesPending = 0
@@ -96,13 +99,14 @@ public final class NetworkQueue: @unchecked Sendable {
         for stream in core.withLock({ Array($0.streams.values) }) { stream.finish() }
     }
 
-    /// A new, suspended queue with this one's delegate, ``delegateCalls``, ``shouldCancelAllRequestsOnFailure``,
+    /// A new, suspended queue with this one's delegate, ``delegateCalls``, ``progressBlock``, ``shouldCancelAllRequestsOnFailure``,
     /// ``showAccurateProgress`` and ``userInfo`` (ASI's `copy`); no requests.
     /// - Returns: the copy.
     public func copy() -> NetworkQueue {
         let copied = NetworkQueue()
         copied.delegate = delegate
         copied.delegateCalls = delegateCalls
+        copied.progressBlock = progressBlock
         copied.shouldCancelAllRequestsOnFailure = shouldCancelAllRequestsOnFailure
         copied.showAccurateProgress = showAccurateProgress
         copied.userInfo = userInfo
@@ -125,6 +129,17 @@ public final class NetworkQueue: @unchecked Sendable {
     public var delegateCalls: DelegateCalls {
         get { core.withLock { $0.delegateCalls } }
         set { core.withLock { $0.delegateCalls = newValue } }
+    }
+
+    /// Called whenever the batch's counters move, with where they stand: on the queue's mailbox,
+    /// in order with the delegate's calls and after the call for the moment that moved them
+    /// (a request's end, then the progress it completes). The way to follow a batch without
+    /// KVO (Linux cannot observe ``uploadProgress``): port ASI's `setUploadProgressDelegate:` and
+    /// `setDownloadProgressDelegate:` as
+    /// `queue.progressBlock = { progress in bar.progress = progress.uploadFraction }`.
+    public var progressBlock: (@Sendable (NetworkQueueProgress) -> Void)? {
+        get { core.withLock { $0.progressBlock } }
+        set { core.withLock { $0.progressBlock = newValue } }
     }
 
     /// Anything you want to keep with the queue (ASI's `userInfo`).
