@@ -54,13 +54,7 @@ struct QueueOfPhotoUploadsExample {
                 // Sized before anything is sent: the bar has its whole length from the start.
                 #expect(queue.totalBytesToUpload > 3 * UInt64(Example.photoBytes.count))
                 #expect(queue.uploadProgress.fractionCompleted == 0)
-                await withCheckedContinuation { continuation in
-                    Thread.detachNewThread {
-                        queue.go()
-                        queue.waitUntilAllOperationsAreFinished()
-                        continuation.resume()
-                    }
-                }
+                await Example.drain(queue)
                 #expect(queue.uploadProgress.fractionCompleted == 1.0)
                 #expect(queue.bytesUploadedSoFar == queue.totalBytesToUpload)
                 #expect(delegate.uploaded.current == 3)

@@ -39,13 +39,7 @@ struct ProgressWithoutKVOExample {
                 Example.prepareToSend(request)
                 try queue.addOperation(request)
             }
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    queue.go()
-                    queue.waitUntilAllOperationsAreFinished()
-                    continuation.resume()
-                }
-            }
+            await Example.drain(queue)
             for bar in [photoBar, batchBar] {
                 let values = bar.values
                 #expect(values.last == 1.0)

@@ -28,24 +28,14 @@ func backupUpload(_ name: String, to url: URL) -> FormDataRequest {
 
 @Suite("55.11 Queue totals run on until reset")
 struct QueueTotalsRunOnExample {
-    static func drain(_ queue: NetworkQueue) async {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                queue.go()
-                queue.waitUntilAllOperationsAreFinished()
-                continuation.resume()
-            }
-        }
-    }
-
     @Test func tenOfTenThenReset() async throws {
         try await Example.withReceiver { receiver in
             let queue = NetworkQueue()
             for index in 0..<5 { try queue.addOperation(backupUpload("file\(index).txt", to: receiver.url("/backup"))) }
-            await Self.drain(queue)
+            await Example.drain(queue)
             for index in 5..<10 {
                 try queue.addOperation(backupUpload("file\(index).txt", to: receiver.url("/backup")))
-                await Self.drain(queue)
+                await Example.drain(queue)
             }
             #expect("\(queue.bytesUploadedSoFar) of \(queue.totalBytesToUpload)" == "10 of 10")
             #expect(queue.totalBytesToDownload == 10)
@@ -56,7 +46,7 @@ struct QueueTotalsRunOnExample {
             #expect(queue.uploadProgress.fractionCompleted == 0)
             try queue.addOperation(backupUpload("again.txt", to: receiver.url("/backup")))
             #expect("\(queue.bytesUploadedSoFar) of \(queue.totalBytesToUpload)" == "0 of 1")
-            await Self.drain(queue)
+            await Example.drain(queue)
             #expect(queue.uploadProgress.fractionCompleted == 1.0)
         }
     }

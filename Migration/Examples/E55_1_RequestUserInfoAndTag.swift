@@ -46,13 +46,7 @@ struct RequestUserInfoAndTagExample {
                 }
                 try queue.addOperation(request)
             }
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    queue.go()
-                    queue.waitUntilAllOperationsAreFinished()
-                    continuation.resume()
-                }
-            }
+            await Example.drain(queue)
             #expect(done.current == ["2:cover", "0:p1", "1:p2"])
             #expect(receiver.requests.compactMap { $0.form?.file("photo")?.fileName } == ["cover.jpg", "p1.jpg", "p2.jpg"])
         }

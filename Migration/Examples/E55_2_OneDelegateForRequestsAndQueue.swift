@@ -49,13 +49,7 @@ struct OneDelegateForRequestsAndQueueExample {
         try await Example.withReceiver { receiver in
             let controller = NoteSyncController()
             let queue = try controller.sync(["milk", "eggs"], to: receiver.url("/notes"))
-            await withCheckedContinuation { continuation in
-                Thread.detachNewThread {
-                    queue.go()
-                    queue.waitUntilAllOperationsAreFinished()
-                    continuation.resume()
-                }
-            }
+            await Example.drain(queue)
             #expect(controller.synced.current.sorted() == ["note0", "note1"])
             #expect(controller.batches.current == 1)
             #expect(Set(receiver.requests.compactMap { $0.form?.value("text") }) == ["milk", "eggs"])

@@ -43,13 +43,7 @@ final class Importer: NetworkQueueDelegate, @unchecked Sendable {
 @Suite("55.3 Each queue calls what the ported code asked for")
 struct QueueSelectorsThatWereSetExample {
     static func run(_ queue: NetworkQueue) async {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                queue.go()
-                queue.waitUntilAllOperationsAreFinished()
-                continuation.resume()
-            }
-        }
+        await Example.drain(queue)
     }
 
     @Test func photosReportUploadsRowsReportFailures() async throws {

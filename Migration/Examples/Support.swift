@@ -74,6 +74,18 @@ enum Example {
         }
     }
 
+    /// Starts `queue` and waits until every request in it has ended, on a thread of its own
+    /// (`waitUntilAllOperationsAreFinished()` blocks; never on a task's thread).
+    static func drain(_ queue: NetworkQueue) async {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                queue.go()
+                queue.waitUntilAllOperationsAreFinished()
+                continuation.resume()
+            }
+        }
+    }
+
     /// A JPEG-looking file (SOI marker, then a pattern), 4 KiB.
     static let photoBytes = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<4092).map { UInt8(truncatingIfNeeded: $0 &* 7) })
 
