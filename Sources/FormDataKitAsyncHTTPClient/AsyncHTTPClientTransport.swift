@@ -120,7 +120,8 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
         try await client.shutdown()
     }
 
-    /// Every form: a ``FormDataRequest`` hands this transport its encoded body unspooled, which it
+    /// Every form: a ``FormDataRequest`` hands this transport a body up to `inMemoryBodyLimit`
+    /// (1 MiB) in memory, read where the send is prepared, and a longer one unspooled, which it
     /// streams from the parts.
     public var acceptedBodyForms: TransportBodyForms { .all }
 

@@ -8,11 +8,13 @@ import Foundation
 /// when it is built; nothing is spooled then. When it is sent, the transport's
 /// `FormDataTransport.acceptedBodyForms` decide what it becomes:
 ///
-/// 1. a transport that takes `TransportBodyForms.stream` (``CurlTransport``, the
-///    AsyncHTTPClient transport) gets the segments themselves, whatever the size: no spool, no copy;
-/// 2. otherwise a body that is all in memory, or no longer than the transport's
+/// 1. a body that is all in memory, or no longer than the transport's
 ///    `FormDataTransport.inMemoryBodyLimit` (``defaultInMemoryLimit`` unless the transport says
-///    otherwise), is read straight from its parts into memory;
+///    otherwise), is read straight from its parts into memory, by the thread that prepares the
+///    send (never a transport's): a streaming transport then sends it without a reader-pool
+///    round trip;
+/// 2. otherwise a transport that takes `TransportBodyForms.stream` (``CurlTransport``, the
+///    AsyncHTTPClient transport) gets the segments themselves, whatever the size: no spool, no copy;
 /// 3. otherwise it is spooled once to a private 0600 temporary file (space reserved first),
 ///    sent from there and removed when the send ends.
 ///
@@ -54,7 +56,10 @@ public enum BodyDelivery {
         spooled: TemporaryFile? = nil, purpose: String = "body"
     ) throws(FormDataError) -> Delivered {
         guard source.length > 0 else { return Delivered(body: .none, temporaryFile: nil) }
-        if forms.contains(.stream) { return Delivered(body: .source(source), temporaryFile: nil) }
+        if forms.contains(.stream) {
+            let small = forms.contains(.bytes) && !source.isInMemory && source.length <= inMemoryLimit
+            return Delivered(body: small ? .data(try source.readAll()) : .source(source), temporaryFile: nil)
+        }
         if let spooled, forms.contains(.file) {
             return Delivered(body: .file(path: spooled.path, length: source.length), temporaryFile: nil)
         }

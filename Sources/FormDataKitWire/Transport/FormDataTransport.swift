@@ -28,12 +28,14 @@ public protocol FormDataTransport: Sendable {
 
     /// The forms of body this transport can send (see ``TransportBodyForms``). A request's body
     /// is turned into one of them when it is sent, by `BodyDelivery`: a transport that takes
-    /// ``TransportBodyForms/stream`` gets the encoded body unspooled, whatever its size.
+    /// ``TransportBodyForms/stream`` gets the encoded body unspooled (in memory up to
+    /// ``inMemoryBodyLimit``).
     /// `[.bytes, .file]` by default.
     var acceptedBodyForms: TransportBodyForms { get }
 
-    /// Bodies up to this many bytes that are not streamed are handed over in memory (read
-    /// straight from their parts); larger ones as a spooled temporary file. `BodyDelivery.defaultInMemoryLimit`
+    /// Bodies up to this many bytes are handed over in memory, read straight from their parts
+    /// where the send is prepared (never on the transport's threads); larger ones are streamed
+    /// (``TransportBodyForms/stream``) or spooled to a temporary file. `BodyDelivery.defaultInMemoryLimit`
     /// (1 MiB) by default.
     var inMemoryBodyLimit: UInt64 { get }
 

@@ -141,7 +141,8 @@ struct ReadAheadTests {
     @Test("three bodies blocked at once (more than the pool's two readers): other sends still finish while they are blocked")
     func morePoolThreadsWhenReadersStall() async throws {
         try await Support.withReceiver { receiver in
-            let blockedFiles = try (0..<3).map { try Support.makeFile(size: 100_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
+            // Above the transport's in-memory limit (128 KiB), so they are read ahead on the pool.
+            let blockedFiles = try (0..<3).map { try Support.makeFile(size: 150_000, seed: 90 + UInt64($0), name: "blocked\($0).bin") }
             // The other sends' bodies are read ahead on the pool too.
             let otherFile = try Support.makeFile(size: 200_000, seed: 95)
             defer {
@@ -204,7 +205,28 @@ struct ReadAheadTests {
         }
     }
 
-    @Test("a small form goes out exact whether its file is in memory or was dropped from it (read ahead on the pool either way)")
+    @Test(
+        "a body up to the transport's in-memory limit is read where the send is prepared: the transport's file opener never sees it"
+    )
+    func smallBodyNotReadByTransport() async throws {
+        try await Support.withReceiver { receiver in
+            let file = try Support.makeFile(size: 100_000, seed: 88, name: "small.bin")
+            defer { file.remove() }
+            let gate = OpenGate(blocking: [file.path])
+            defer { gate.release() }
+            let request = try TransportMatrixTests.formRequest(
+                receiver.url("/upload"), file: file.path, transport: CurlTransport(files: gate))
+            try request.buildPostBody()
+            #expect(request.postLength <= CurlTransport().inMemoryBodyLimit)
+            let expected = SHA256.hex(try #require(request.bodySource).readAll())
+            let outcome = await ThreadedSend(request).outcome(within: Self.eventBound)
+            #expect((try? outcome?.get()) == 200, "\(String(describing: outcome))")
+            #expect(receiver.requests.last?.bodySHA256 == expected)
+            #expect(await !gate.waitUntilEntered(count: 1, within: 0), "the transport opened the small body's file itself")
+        }
+    }
+
+    @Test("a small form goes out exact whether its file is in memory or was dropped from it")
     func smallBodyReadWhereBuiltOrOnPool() async throws {
         try await Support.withReceiver { receiver in
             let transport = CurlTransport()

@@ -205,8 +205,8 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         }
     }
 
-    /// Every form: a `FormDataRequest` hands this transport its encoded body unspooled, which it
-    /// streams from the parts.
+    /// Every form: a `FormDataRequest` hands this transport its encoded body unspooled — up to
+    /// ``inMemoryBodyLimit`` in memory, a longer one as its parts, which it streams.
     public var acceptedBodyForms: TransportBodyForms { .all }
 
     /// Everything: credentials go to libcurl, which sends Basic first (when
@@ -221,8 +221,14 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ]
     }
 
-    /// Bodies up to this many bytes get an upload buffer of their whole length. 128 KiB.
+    /// Bodies up to this many bytes get an upload buffer of their whole length, and are handed
+    /// over in memory (``inMemoryBodyLimit``). 128 KiB.
     static let smallBodyLimit: UInt64 = 128 << 10
+
+    /// 128 KiB: a body up to that size is read into memory where the send is prepared (off this
+    /// transport's thread), so the transfer sends it without a round trip to the reader pool;
+    /// a longer one is read ahead on the pool as it goes.
+    public var inMemoryBodyLimit: UInt64 { Self.smallBodyLimit }
 
     /// The unsent bytes a resumable upload's connection keeps in the kernel at most
     /// (`TCP_NOTSENT_LOWAT`): without it Linux lets several MiB wait there, all lost and sent
