@@ -43,6 +43,8 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
     /// Where the manager's operations run.
     public let operationQueue = OperationQueue()
     let settings = Locked(Settings())
+    /// The last URL string parsed (``AFURLParseMemo``).
+    let urlParses = AFURLParseMemo()
 
     /// A manager with no base URL (AF 2's `+manager`).
     /// - Returns: a new manager.
@@ -221,7 +223,7 @@ open class AFHTTPRequestOperationManager: @unchecked Sendable {
     /// - Parameter urlString: an absolute or relative URL string.
     /// - Returns: the absolute URL string, or nil.
     public func resolvedURLString(_ urlString: String) -> String? {
-        NSURL(string: urlString, relativeTo: baseURL)?.absoluteString
+        urlParses.url(urlString, relativeTo: baseURL)?.absoluteString
     }
 
     private func enqueue(_ method: String, _ urlString: String, _ parameters: Any?, success: Success?, failure: Failure?)

@@ -24,6 +24,8 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     public typealias QueryStringSerialization = @Sendable (URLRequest, Any) throws -> String?
 
     let settings: Locked<AFSerializerSettings>
+    /// The last URL string parsed (``AFURLParseMemo``).
+    let urlParses = AFURLParseMemo()
 
     /// A serializer with the default headers (`Accept-Language`; AFNetworking's `User-Agent` on
     /// Apple platforms — none on Linux, as AFNetworking, where the managers and operations send
@@ -199,8 +201,8 @@ open class AFHTTPRequestSerializer: AFURLRequestSerialization, @unchecked Sendab
     ///   - parameters: the parameters (a dictionary, an array or a set), nil for none.
     /// - Returns: the request.
     open func request(withMethod method: String, urlString: String, parameters: Any?) throws -> URLRequest {
-        guard let url = NSURL(string: urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
-        var request = URLRequest(url: url as URL)
+        guard let url = urlParses.url(urlString) else { throw AFURLRequestSerializationError.invalidURLString(urlString) }
+        var request = URLRequest(url: url)
         request.httpMethod = method
         settings.current.applyRequestProperties(to: &request)
         return try self.request(bySerializingRequest: request, withParameters: parameters)

@@ -56,6 +56,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     public let transport: any FormDataTransport
 
     let settings: Locked<Settings>
+    /// The last URL string parsed (``AFURLParseMemo``).
+    let urlParses = AFURLParseMemo()
 
     /// A manager with no base URL (AFNetworking's `+manager`).
     /// - Returns: a new manager.
@@ -160,7 +162,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
     /// - Parameter urlString: an absolute or relative URL string.
     /// - Returns: the absolute URL string, or nil.
     public func resolvedURLString(_ urlString: String) -> String? {
-        NSURL(string: urlString, relativeTo: baseURL)?.absoluteString
+        urlParses.url(urlString, relativeTo: baseURL)?.absoluteString
     }
 
     // MARK: - Requests

@@ -85,6 +85,8 @@ enum AFParameterValue {
 
     /// Whether description `a` sorts before `b` as `-[NSString compare:]` (no options) sorts them.
     static func precedes(_ a: String, _ b: String) -> Bool {
-        NSString(string: a).compare(b) == .orderedAscending
+        // ASCII names (nearly all) in code-unit order, which is what `compare(_:)` gives them.
+        if a.utf8.allSatisfy({ $0 < 0x80 }), b.utf8.allSatisfy({ $0 < 0x80 }) { return a.utf8.lexicographicallyPrecedes(b.utf8) }
+        return NSString(string: a).compare(b) == .orderedAscending
     }
 }

@@ -48,8 +48,11 @@ extension AFHTTPSessionManagerTests {
             (AFHTTPSessionManager(baseURL: URL(string: "https://apple.com/")), "", "https://apple.com/"),
             (v1, "foo bar", nil),
         ]
-        for (manager, path, expected) in cases {
+        // Each twice, and the list twice: the last parse is kept (AFURLParseMemo), and a string
+        // resolves the same whether it is the one kept or not.
+        for (manager, path, expected) in cases + cases {
             #expect(manager.resolvedURLString(path) == expected, "\(path)")
+            #expect(manager.resolvedURLString(path) == expected, "\(path), again")
             let task = manager.dataTask(
                 withHTTPMethod: "GET", urlString: path, parameters: nil, headers: nil,
                 uploadProgress: nil, downloadProgress: nil, success: nil, failure: nil)

@@ -46,6 +46,20 @@ struct AFQueryStringTests {
         }
     }
 
+    @Test("names sort as -[NSString compare:] sorts them: ASCII of every kind, and non-ASCII beside it")
+    func namesSortAsNSStringCompare() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = (0x20...0x7E).map { Character(Unicode.Scalar($0)) } + ["é", "e\u{301}", "Z", "ß", "漢"]
+        var names = Set<String>()
+        while names.count < 300 {
+            names.insert(String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        let parameters = Dictionary(uniqueKeysWithValues: names.map { ($0 as AnyHashable, "v" as Any) })
+        let expected = names.sorted { NSString(string: $0).compare($1) == .orderedAscending }
+            .map { AFPercentEscapedStringFromString($0) + "=v" }.joined(separator: "&")
+        #expect(AFQueryStringFromParameters(parameters) == expected)
+    }
+
     @Test func foundationCollectionsFlattenLikeSwiftOnes() {
         let parameters: [AnyHashable: Any] = [
             "d": NSDictionary(dictionary: ["y": 2, "x": 1]),
