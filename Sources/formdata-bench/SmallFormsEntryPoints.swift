@@ -94,11 +94,24 @@ enum SmallFormsEntryPoint: String, CaseIterable {
         try failures.check(count)
     }
 
-    /// `try await start()` from a task group of `inFlight` child tasks.
+    /// `try await start()`: one at a time, in a loop in one task (as a user writes it); in
+    /// flight, from a task group of `inFlight` child tasks.
     static func sendAwaiting(count: Int, inFlight: Int, url: URL, file: String) throws {
         let failures = FailureLog()
         let finished = DispatchSemaphore(value: 0)
         Task {
+            if inFlight <= 1 {
+                for _ in 0..<count {
+                    do {
+                        let response = try await form(url, file).start()
+                        if response.statusCode != 200 { failures.add("status \(response.statusCode)") }
+                    } catch {
+                        failures.add("\(error)")
+                    }
+                }
+                finished.signal()
+                return
+            }
             await withTaskGroup(of: Void.self) { group in
                 for index in 0..<count {
                     if index >= inFlight { await group.next() }
