@@ -31,7 +31,7 @@ extension AFHTTPSessionManager {
         let observer = AFTaskObserver(
             handlers: AFTaskHandlers(
                 uploadProgress: uploadProgress, downloadProgress: downloadProgress, success: success, failure: failure),
-            responseSerializer: current.responseSerializer, completionQueue: current.completionQueue ?? DispatchQueue.sharedGlobal)
+            responseSerializer: current.responseSerializer, completionQueue: current.completionQueue)
         let send = FacadeSend(transport: transport) { event in observer.handle(event) }
         let task = AFHTTPSessionDataTask(request: request, send: send) { [self] task in self.send(task, observer: observer) }
         observer.task = task

@@ -14,20 +14,20 @@ struct AFTaskHandlers: Sendable {
 
 /// Receives the events of one task's send (the façade adapter's): updates its progress, decodes
 /// the response with the response serializer, and calls success or failure once. The progress
-/// handlers and the serializer run in the send's ordered callbacks, success and failure on the
-/// completion queue after them. (The send removes the task's temporary body file when it ends.)
+/// handlers and the serializer run in the send's ordered callbacks (on a global queue), success
+/// and failure on the completion queue after them, or right after them without one. (The send removes the task's temporary body file when it ends.)
 final class AFTaskObserver: @unchecked Sendable {
     // `@unchecked`: the Progress objects are touched only in the send's ordered callbacks, one
     // at a time; `task` is set once, before the send can start.
     private let handlers: AFTaskHandlers
     private let responseSerializer: AFHTTPResponseSerializer
-    private let completionQueue: DispatchQueue
+    private let completionQueue: DispatchQueue?
     private let uploadProgress = Progress(totalUnitCount: 0)
     private let downloadProgress = Progress(totalUnitCount: 0)
     /// The task (weakly: it keeps itself alive while it runs, and holds its send, which holds this).
     weak var task: AFHTTPSessionDataTask?
 
-    init(handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue) {
+    init(handlers: AFTaskHandlers, responseSerializer: AFHTTPResponseSerializer, completionQueue: DispatchQueue?) {
         self.handlers = handlers
         self.responseSerializer = responseSerializer
         self.completionQueue = completionQueue
@@ -63,10 +63,10 @@ final class AFTaskObserver: @unchecked Sendable {
         do {
             let object = ResponseObject(value: try responseSerializer.responseObject(for: http, data: response.body))
             task.complete(response: http, error: nil)
-            completionQueue.async { [handlers] in handlers.success?(task, object.value) }
+            callBack { [handlers] in handlers.success?(task, object.value) }
         } catch {
             task.complete(response: http, error: error)
-            completionQueue.async { [handlers] in handlers.failure?(task, error) }
+            callBack { [handlers] in handlers.failure?(task, error) }
         }
     }
 
@@ -75,11 +75,17 @@ final class AFTaskObserver: @unchecked Sendable {
     func fail(_ task: AFHTTPSessionDataTask, _ error: any Error) {
         let error = AFNetworkError.reported(error)
         task.complete(response: nil, error: error)
-        completionQueue.async { [handlers] in handlers.failure?(task, error) }
+        callBack { [handlers] in handlers.failure?(task, error) }
     }
 
     /// A decoded response object on its way to the success callback. `@unchecked`: it was just
     /// made by the response serializer and is handed over, not shared.
+    /// Runs a success or failure block on the completion queue; without one, right here: the
+    /// send's callbacks already run on a global queue, so no second hop to another.
+    private func callBack(_ block: @escaping @Sendable () -> Void) {
+        if let completionQueue { completionQueue.async(execute: block) } else { block() }
+    }
+
     private struct ResponseObject: @unchecked Sendable {
         let value: Any?
     }
