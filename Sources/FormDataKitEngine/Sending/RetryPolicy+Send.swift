@@ -23,13 +23,14 @@ struct RetryBudget: Sendable {
     }
 
     /// The nanoseconds to wait before sending `request` again after its attempt failed with
-    /// `error` (after a response began when `responseBegun`), or nil when it is not sent again.
-    mutating func wait(after error: FormDataError, responseBegun: Bool, request: TransportRequest) -> UInt64? {
+    /// `error` (`answered`: how far its response got, nil when none arrived), or nil when it is
+    /// not sent again.
+    mutating func wait(after error: FormDataError, answered: RetryPolicy.AttemptPhase?, request: TransportRequest) -> UInt64? {
         guard let policy else {
             guard case .timedOut = error, retries < retriesOnTimeout else { return nil }
             return 0
         }
-        let phase: RetryPolicy.AttemptPhase = responseBegun ? .responseBegun : RetryPolicy.nothingSent(error) ? .notSent : .sent
+        let phase = answered ?? (RetryPolicy.nothingSent(error) ? .notSent : .sent)
         let seconds = policy.delay(
             afterFailure: error, phase: phase, method: request.method,
             carriesIdempotencyKey: request.header(IdempotencyKey.headerName) != nil, retriesSoFar: retries, using: &random)

@@ -12,9 +12,10 @@ import Foundation
 ///   (``idempotentMethods``: GET, HEAD, PUT, DELETE, OPTIONS, TRACE, as RFC 9110 §9.2.2 lists
 ///   them) or it carries an `Idempotency-Key` header (``IdempotencyKey``), which lets a server
 ///   that supports it process the request once whatever the number of copies.
-/// - Never once a response has begun (a response head arrived, or a redirect or an
-///   authentication challenge was answered): the server has answered, and its answer is the
-///   result.
+/// - Once the answer's head arrived but none of its body (lost on the way), only a request with
+///   an `Idempotency-Key`: the server answers the repeat from its record.
+/// - Never once the answer's body began arriving, or a redirect or an authentication challenge
+///   was answered: the server has answered, and its answer is the result.
 /// - A `429 Too Many Requests` or `503 Service Unavailable` carrying `Retry-After` is sent again
 ///   after the time it asks for (delta-seconds or an HTTP-date, at most ``maximumRetryAfter``) when
 ///   ``honoursRetryAfter`` is set; these statuses say the request was not processed, so this holds
@@ -111,7 +112,10 @@ public struct RetryPolicy: Sendable, Equatable {
         case notSent
         /// It was connected: its head and some or all of its body may have reached the server.
         case sent
-        /// A response began (a head arrived, or a redirect or challenge was answered).
+        /// The response's head arrived, and none of its body: a request carrying an
+        /// `Idempotency-Key` may be sent again (the server answers a repeat from its record).
+        case headReceived
+        /// A response began: some of its body arrived, or a redirect or challenge was answered.
         case responseBegun
     }
 
@@ -134,6 +138,7 @@ public struct RetryPolicy: Sendable, Equatable {
         guard retriesSoFar < maximumRetries, Self.isRetryable(error) else { return nil }
         switch phase {
         case .responseBegun: return nil
+        case .headReceived: guard carriesIdempotencyKey else { return nil }
         case .sent: guard Self.isSafeToRepeat(method: method, carriesIdempotencyKey: carriesIdempotencyKey) else { return nil }
         case .notSent: break
         }

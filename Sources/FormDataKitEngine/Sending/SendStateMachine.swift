@@ -119,9 +119,10 @@ struct SendStateMachine: Sendable {
             headSeenThisExchange = true
             state = .exchanging(exchange)
             var actions = progress()
-            // A redirect is decided at its head (a transport never follows one itself, so no
-            // later head replaces it): a refused one is not read at all.
-            if exchange.settled == nil, isRedirect(head) { actions += settle(&exchange) }
+            // Decided at its head, and the head reported as it arrives: only a 401/407 may be
+            // replaced by a later head (a transport answering the challenge itself), so it waits
+            // for its first body byte or its end. A refused redirect is not read at all.
+            if exchange.settled == nil, head.statusCode != 401, head.statusCode != 407 { actions += settle(&exchange) }
             return actions
         case .bodyReceived(let id, let count, let now):
             guard var exchange = current(id) else { return [] }
@@ -229,9 +230,11 @@ struct SendStateMachine: Sendable {
 
     /// The attempt failed with `error`: sent again when the retry rules allow, else the send fails.
     private mutating func retryOrFail(_ error: FormDataError, now: UInt64) -> [Action] {
-        // A redirect followed or a challenge answered is a response begun.
-        let answered = headSeenThisExchange || redirects > 0 || authRetries > 0
-        guard let wait = retrying.wait(after: error, responseBegun: answered, request: original) else {
+        // A redirect followed, a challenge answered or body bytes of the answer: a response begun.
+        let answerBytes = if case .exchanging(let exchange) = state { exchange.answerBytes } else { UInt64(0) }
+        let answered: RetryPolicy.AttemptPhase? =
+            redirects > 0 || authRetries > 0 || answerBytes > 0 ? .responseBegun : headSeenThisExchange ? .headReceived : nil
+        guard let wait = retrying.wait(after: error, answered: answered, request: original) else {
             state = .finished
             return [.finish(.failure(error))]
         }

@@ -36,6 +36,15 @@ struct RetryPolicyTests {
         #expect(Self.delay(Self.dropped, phase: .sent, method: "PATCH") == nil)
     }
 
+    @Test("after the head without body: only with a key, whatever the method")
+    func headReceived() {
+        #expect(Self.delay(Self.timeout, phase: .headReceived, key: true) == 0)
+        #expect(Self.delay(Self.dropped, phase: .headReceived, method: "PATCH", key: true) == 0)
+        #expect(Self.delay(Self.timeout, phase: .headReceived) == nil)
+        #expect(Self.delay(Self.timeout, phase: .headReceived, method: "GET") == nil)
+        #expect(Self.delay(Self.timeout, phase: .headReceived, key: true, retries: 3) == nil)
+    }
+
     @Test("never once a response began, never past the limit, never for other errors")
     func never() {
         #expect(Self.delay(Self.dropped, phase: .responseBegun, method: "GET", key: true) == nil)

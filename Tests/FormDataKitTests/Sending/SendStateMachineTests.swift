@@ -56,8 +56,11 @@ struct SendStateMachineTests {
         #expect(machine.handle(.bodySent(id: 1, totalBytesSent: 4, now: 1)) == [.reportProgress(delta: 4)])
         #expect(machine.handle(.bodySent(id: 1, totalBytesSent: 10, now: 2)) == [.reportProgress(delta: 5)])
         #expect(machine.handle(.bodySent(id: 1, totalBytesSent: 12, now: 2)) == [])
-        #expect(machine.handle(.responseHead(id: 1, head: Self.head(200), now: 3)) == [.reportProgress(delta: 1)])
-        #expect(machine.handle(.bodyReceived(id: 1, count: 5, now: 4)) == [.reportResponseHead(Self.head(200)), .keepResponseBody])
+        #expect(
+            machine.handle(.responseHead(id: 1, head: Self.head(200), now: 3)) == [
+                .reportProgress(delta: 1), .reportResponseHead(Self.head(200)),
+            ])
+        #expect(machine.handle(.bodyReceived(id: 1, count: 5, now: 4)) == [.keepResponseBody])
         #expect(machine.handle(.bodyReceived(id: 1, count: 5, now: 4)) == [.keepResponseBody])
         #expect(
             machine.handle(.exchangeEnded(id: 1, error: nil, now: 5))
@@ -232,8 +235,8 @@ struct SendStateMachineTests {
         var machine = Self.machine(policy: nil)
         _ = machine.handle(.start(now: 0))
         let head = Self.head(302, ["Location": "/a"])
-        _ = machine.handle(.responseHead(id: 1, head: head, now: 1))
-        #expect(machine.handle(.bodyReceived(id: 1, count: 3, now: 1)) == [.reportResponseHead(head), .keepResponseBody])
+        #expect(machine.handle(.responseHead(id: 1, head: head, now: 1)) == [.reportResponseHead(head)])
+        #expect(machine.handle(.bodyReceived(id: 1, count: 3, now: 1)) == [.keepResponseBody])
     }
 
     @Test("a 401 offering Digest after pre-emptive Basic is answered by sending again, once; the outcome names Digest")
@@ -281,9 +284,10 @@ struct SendStateMachineTests {
     func lastHeadWins() {
         var machine = Self.machine(challenges: true)
         _ = machine.handle(.start(now: 0))
-        _ = machine.handle(.responseHead(id: 1, head: Self.head(401, ["WWW-Authenticate": "NTLM"]), now: 1))
-        _ = machine.handle(.responseHead(id: 1, head: Self.head(200), now: 2))
-        #expect(machine.handle(.bodyReceived(id: 1, count: 1, now: 3)) == [.reportResponseHead(Self.head(200)), .keepResponseBody])
+        // The 401 is not reported: a later head may replace it.
+        #expect(machine.handle(.responseHead(id: 1, head: Self.head(401, ["WWW-Authenticate": "NTLM"]), now: 1)) == [])
+        #expect(machine.handle(.responseHead(id: 1, head: Self.head(200), now: 2)) == [.reportResponseHead(Self.head(200))])
+        #expect(machine.handle(.bodyReceived(id: 1, count: 1, now: 3)) == [.keepResponseBody])
     }
 
     @Test("every response byte counts against maximumResponseSize, a followed redirect's body included")
@@ -296,7 +300,7 @@ struct SendStateMachineTests {
         _ = machine.handle(.bodyReceived(id: 1, count: 60, now: 1))
         _ = machine.handle(.exchangeEnded(id: 1, error: nil, now: 1))
         _ = machine.handle(.responseHead(id: 2, head: Self.head(200), now: 1))
-        #expect(machine.handle(.bodyReceived(id: 2, count: 40, now: 1)) == [.reportResponseHead(Self.head(200)), .keepResponseBody])
+        #expect(machine.handle(.bodyReceived(id: 2, count: 40, now: 1)) == [.keepResponseBody])
         #expect(
             machine.handle(.bodyReceived(id: 2, count: 1, now: 1)) == [
                 .cancelExchange(id: 2), .finish(.failure(.responseTooLarge(limit: 100))),

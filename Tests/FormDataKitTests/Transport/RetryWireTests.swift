@@ -159,6 +159,40 @@ struct RetryWireTests {
     }
 
     @Test(
+        "the head of an answer arrives, its body is black-holed: reported at once; a keyed POST is sent again and processed once, a plain one times out",
+        arguments: TransportKind.allCases)
+    func headWithoutBody(kind: TransportKind) async throws {
+        let server = try await RetryServer()
+        defer { server.stop() }
+        let plain = Self.form(server, "/headstall/1/head-plain", kind)
+        plain.timeOutSeconds = 3
+        plain.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
+        let headers = Locked<[[String: String]]>([])
+        plain.headersReceivedBlock = { received in headers.withLock { $0.append(received) } }
+        await #expect(throws: FormDataError.self) { try await plain.start() }
+        guard case .timedOut? = plain.error else {
+            Issue.record("not a timeout: \(String(describing: plain.error))")
+            return
+        }
+        // The head was reported when it came, before the body that never did.
+        #expect(plain.responseStatusCode == 200)
+        #expect(headers.current.count == 1)
+        #expect(try server.log("head-plain").arrivals.count == 1)
+
+        let keyed = Self.form(server, "/headstall/1/head-keyed", kind)
+        keyed.timeOutSeconds = 3
+        keyed.idempotencyKey = "head-\(kind.rawValue)"
+        keyed.retryPolicy = RetryPolicy(maximumRetries: 2, backoff: .none)
+        let response = try await keyed.start()
+        #expect(response.statusCode == 200)
+        #expect(response.body == Data("done".utf8))
+        #expect(keyed.retryCount == 1)
+        let log = try server.log("head-keyed")
+        #expect(log.arrivals.count == 2)
+        #expect(log.processed == 1)
+    }
+
+    @Test(
         "Retry-After (1 s, or an HTTP-date 2 s after Date) is waited for, measured between the answer and the next arrival",
         arguments: TransportKind.allCases, [(429, "seconds", 1.0), (503, "date", 2.0)])
     func retryAfter(kind: TransportKind, case: (status: Int, how: String, seconds: Double)) async throws {

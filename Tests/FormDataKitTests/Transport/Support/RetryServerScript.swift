@@ -26,6 +26,8 @@ enum RetryServerScript {
           POST /drop/<n>/<name>        process, then the first <n> arrivals drop the connection unanswered
           POST /stall/<n>/<name>       process, then the first <n> arrivals hold the connection unanswered
                                        for 30 s (the client's idle timeout, a few seconds, fires first)
+          POST /headstall/<n>/<name>   process, then the first <n> arrivals get the head of a 200 (Content-Length: 4)
+                                       and none of its body for 30 s (a black hole after the head)
           POST /busy/<status>/<how>/<name>  first arrival: read the body (not processed), answer <status>
                                        with `Retry-After: 1` (<how> = seconds) or an HTTP-date 2 s after the
                                        response's own `Date` (<how> = date); later arrivals: process
@@ -117,6 +119,19 @@ enum RetryServerScript {
                     if count <= int(parts[2]):
                         if parts[1] == "stall":
                             time.sleep(30)
+                        return self.drop()
+                    return self.answer(200, b"done", [("Content-Type", "text/plain")])
+                if len(parts) == 4 and parts[1] == "headstall":
+                    if not self.read_body():
+                        return self.drop()
+                    self.process(name, key)
+                    if count <= int(parts[2]):
+                        self.send_response_only(200)
+                        self.send_header("Content-Type", "text/plain")
+                        self.send_header("Content-Length", "4")
+                        self.end_headers()
+                        self.wfile.flush()
+                        time.sleep(30)
                         return self.drop()
                     return self.answer(200, b"done", [("Content-Type", "text/plain")])
                 if len(parts) == 5 and parts[1] == "busy":
