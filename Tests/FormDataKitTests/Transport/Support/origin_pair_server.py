@@ -19,6 +19,7 @@ writes {"origin": [request...], "other": [request...]} as JSON to <stats-file>, 
 {"line", "headers", "bodyBytes"}.
 """
 import json
+import os
 import signal
 import socket
 import struct
@@ -172,13 +173,22 @@ def accept_loop(server, handler):
         threading.Thread(target=run, daemon=True).start()
 
 
-def finish(*_):
-    # Once: SIGTERM may arrive while the main thread is already here (its stdin closed first).
+def write_stats():
+    # Once, whole: written aside and renamed into place, so a reader never sees part of it.
     with lock:
         if not finished:
             finished.append(True)
-            with open(stats_file, "w") as f:
+            with open(stats_file + ".part", "w") as f:
                 json.dump(log, f)
+            os.replace(stats_file + ".part", stats_file)
+
+
+def finish(*_):
+    # SIGTERM may arrive while the main thread is writing (its stdin closed first): the handler
+    # runs on that same thread and must not end it mid-write; the main thread exits after.
+    if finished:
+        return
+    write_stats()
     raise SystemExit(0)
 
 
@@ -191,4 +201,4 @@ print("PORT %d %d" % (origin.getsockname()[1], other_port), flush=True)
 try:
     sys.stdin.read()
 finally:
-    finish()
+    write_stats()
