@@ -27,6 +27,7 @@ final class FaultLab: Sendable {
     /// The server's namespace.
     let server: String
     private let clientLink: String
+    private let serverLink: String
     private let torn = Locked(false)
 
     /// Why a lab cannot be made here (not root, or `ip`, `tc` or `nft` missing), or nil.
@@ -46,7 +47,7 @@ final class FaultLab: Sendable {
         client = "\(Self.prefix)\(id)-c"
         server = "\(Self.prefix)\(id)-s"
         clientLink = "fdk\(id)c"
-        let serverLink = "fdk\(id)s"
+        serverLink = "fdk\(id)s"
         do {
             try Self.run(["ip", "netns", "add", client])
             try Self.run(["ip", "netns", "add", server])
@@ -83,16 +84,17 @@ final class FaultLab: Sendable {
         }
     }
 
-    /// Limits what the client sends to `megabits` per second (`tbf`); nil removes the limit.
-    func setRate(megabits: Int?) throws {
-        try? inside(client, ["tc", "qdisc", "del", "dev", clientLink, "root"])
+    /// Limits what the client (or, `onServer`, the server) sends to `megabits` per second
+    /// (`tbf`); nil removes the limit.
+    func setRate(megabits: Int?, onServer: Bool = false) throws {
+        let (namespace, link) = onServer ? (server, serverLink) : (client, clientLink)
+        try? inside(namespace, ["tc", "qdisc", "del", "dev", link, "root"])
         guard let megabits else { return }
         try inside(
-            client,
-            ["tc", "qdisc", "add", "dev", clientLink, "root", "tbf", "rate", "\(megabits)mbit", "burst", "32kbit", "latency", "400ms"])
+            namespace,
+            ["tc", "qdisc", "add", "dev", link, "root", "tbf", "rate", "\(megabits)mbit", "burst", "32kbit", "latency", "400ms"])
     }
 
-    /// Drops every packet the client sends or receives (no RST, no FIN) while `on`.
     func setBlackHole(_ on: Bool) throws {
         if on {
             for hook in ["input", "output"] {

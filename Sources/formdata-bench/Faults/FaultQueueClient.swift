@@ -5,7 +5,9 @@ import Foundation
 /// scenario's client, run inside the lab's client namespace. COUNT forms (an `id` field and FILE)
 /// through one `NetworkQueue` WIDTH at a time, `timeOutSeconds = TIMEOUT`, `RetryPolicy` with
 /// RETRIES retries and `shouldSendIdempotencyKey` when KEYED is `keyed` (else ASI's
-/// `numberOfTimesToRetryOnTimeout = RETRIES` and no key). Prints one ``Outcome`` as JSON.
+/// `numberOfTimesToRetryOnTimeout = RETRIES` and no key); with ANSWER-BYTES and DOWNLOAD-DIR,
+/// each asks for an answer that long and writes it to DOWNLOAD-DIR/<id>.bin
+/// (`downloadDestinationPath`). Prints one ``Outcome`` as JSON.
 enum FaultQueueClient {
     /// How the sends ended.
     struct Outcome: Codable {
@@ -45,10 +47,12 @@ enum FaultQueueClient {
     }
 
     static func child(_ arguments: [String]) throws {
-        guard arguments.count == 7, let url = URL(string: arguments[0]), let count = Int(arguments[1]), let width = Int(arguments[2]),
-            let timeout = Double(arguments[4]), let retries = Int(arguments[5])
-        else { throw BenchError.usage("fault-queue URL COUNT WIDTH FILE TIMEOUT RETRIES keyed|unkeyed") }
+        guard arguments.count == 7 || arguments.count == 9, let url = URL(string: arguments[0]), let count = Int(arguments[1]),
+            let width = Int(arguments[2]), let timeout = Double(arguments[4]), let retries = Int(arguments[5])
+        else { throw BenchError.usage("fault-queue URL COUNT WIDTH FILE TIMEOUT RETRIES keyed|unkeyed [ANSWER-BYTES DOWNLOAD-DIR]") }
         let keyed = arguments[6] == "keyed"
+        // The response scenario: each answer ANSWER-BYTES long, written to DOWNLOAD-DIR/<id>.bin.
+        let download = arguments.count == 9 ? (bytes: arguments[7], directory: arguments[8]) : nil
         let timer = Timer()
         let queue = NetworkQueue()
         queue.maxConcurrentOperationCount = width
@@ -65,6 +69,10 @@ enum FaultQueueClient {
             } else {
                 request.numberOfTimesToRetryOnTimeout = retries
             }
+            if let download {
+                request.addRequestHeader("X-Answer-Bytes", value: download.bytes)
+                request.downloadDestinationPath = "\(download.directory)/\(index).bin"
+            }
             request.addPostValue(String(index), forKey: "id")
             try request.addFile(arguments[3], forKey: "file")
             try queue.addOperation(request)
@@ -78,7 +86,12 @@ enum FaultQueueClient {
             if request.error == nil && request.responseStatusCode == 200 {
                 outcome.succeeded += 1
             } else {
-                let kind = request.error.map { "\($0)".prefix { $0 != "(" } }.map(String.init) ?? "status \(request.responseStatusCode)"
+                let kind: String =
+                    switch request.error {
+                    case .timedOut?: "timedOut"
+                    case let error?: String("\(error)".prefix { $0 != "(" && $0 != ":" })
+                    case nil: "status \(request.responseStatusCode)"
+                    }
                 outcome.failures[kind, default: 0] += 1
             }
         }

@@ -7,7 +7,8 @@ import Foundation
 /// (FormDataKitTesting's parser): its `id` field names the upload, its `file` part must equal
 /// FILE. A request whose `Idempotency-Key` was already processed is answered from the record and
 /// not processed again, as a server that honours the key does; any other request is processed,
-/// so a keyless repeat counts as a duplicate. Announces `PORT n`; when standard input closes it
+/// so a keyless repeat counts as a duplicate. The answer is `ok`, or n bytes when the request
+/// says `X-Answer-Bytes: n` (the response scenario). Announces `PORT n`; when standard input closes it
 /// writes ``Stats`` as JSON to STATS and exits.
 enum FaultReceiver {
     /// What the server processed.
@@ -47,7 +48,10 @@ enum FaultReceiver {
                 }
                 stats.processed[id, default: 0] += 1
             }
-            return LoopbackHTTPServer.Response(status: 200, headers: [(name: "Content-Type", value: "text/plain")], body: Data("ok\n".utf8))
+            // `X-Answer-Bytes: n`: an answer of n bytes (the response scenario's); else a short one.
+            let size = request.header("X-Answer-Bytes").flatMap { Int($0) } ?? 0
+            let answer = size > 0 ? Data(repeating: 0x64, count: size) : Data("ok\n".utf8)
+            return LoopbackHTTPServer.Response(status: 200, headers: [(name: "Content-Type", value: "text/plain")], body: answer)
         }
         FileHandle.standardOutput.write(Data("PORT \(server.port)\n".utf8))
         while FileHandle.standardInput.availableData.count > 0 {}

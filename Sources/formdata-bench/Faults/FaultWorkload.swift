@@ -65,10 +65,85 @@ enum FaultWorkload {
         }
     }
 
+    /// The response scenario's answers: `answerBytes` each, sent by the server at
+    /// `serverMegabits`, written by the client into `directory`.
+    struct Responses {
+        var answerBytes: Int
+        var serverMegabits: Int
+        var directory: String
+    }
+
+    static let responsesName = "Faults: a black hole during responses"
+
+    /// The response scenario: keyed forms through the queue, each answered with `answerBytes`
+    /// written to a file (`downloadDestinationPath`), the server's sending limited to 24 Mbit/s,
+    /// every packet dropped for `hole.length` s from `hole.start`, longer than `timeOutSeconds`.
+    /// An answer cut by the hole has begun, so it is not sent again: its send must end by its
+    /// timeout, typed, its file and temporary file gone; every other form arrives once and its
+    /// file is whole.
+    static func runResponses(uploads: Int, runs: Int, hole: BlackHole, in directory: WorkloadDirectory, into report: inout Report) throws {
+        if let reason = FaultLab.unavailableReason {
+            report.checks.append("\(responsesName): skipped — \(reason)")
+            return
+        }
+        let file = try directory.generate("faults-responses-2kib.bin", size: 2048, seed: 59, text: false)
+        let answerBytes = 2 << 20
+        let tool = "FormDataKit keyed, RetryPolicy(\(retries)), responses to files"
+        var row = ResultRow(
+            workload: String(
+                format: "%@: 2 MiB answers at 24 Mbit/s, a black hole of %.0f s at %.1f s, %d forms", responsesName, hole.length,
+                hole.start,
+                uploads),
+            tool: tool, bytes: uploads * answerBytes, seconds: [], peakRSSKiB: nil)
+        var totals = (succeeded: 0, failures: [String: Int](), whole: 0, leftBehind: 0, duplicates: 0, missing: 0, longest: 0.0)
+        for run in 1...runs {
+            let downloads = "\(directory.path)/faults-downloads"
+            try? FileManager.default.removeItem(atPath: downloads)
+            try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+            let (outcome, stats) = try once(
+                uploads: uploads, keyed: true, hole: hole, file: file, in: directory,
+                responses: Responses(answerBytes: answerBytes, serverMegabits: 24, directory: downloads))
+            row.seconds.append(outcome.seconds)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: downloads)) ?? []
+            let whole = names.filter { name in
+                let size = (try? FileManager.default.attributesOfItem(atPath: "\(downloads)/\(name)")[.size] as? Int) ?? nil
+                return name.hasSuffix(".bin") && size == answerBytes
+            }
+            let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
+            let missing = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) == 0 }.count
+            totals.succeeded += outcome.succeeded
+            totals.failures.merge(outcome.failures, uniquingKeysWith: +)
+            totals.whole += whole.count
+            totals.leftBehind += names.count - whole.count
+            totals.duplicates += duplicates
+            totals.missing += missing
+            totals.longest = max(totals.longest, outcome.longestSend)
+            let untyped = outcome.failures.filter { $0.key != "timedOut" }
+            if names.count != whole.count || whole.count != outcome.succeeded || duplicates > 0 || !untyped.isEmpty {
+                report.failures.append(
+                    "\(responsesName), run \(run): \(outcome.succeeded) succeeded, \(whole.count) whole files, "
+                        + "\(names.count - whole.count) other files left, \(duplicates) processed twice, failures \(outcome.failures)")
+            }
+        }
+        let failures = totals.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        row.note =
+            "\(runs) runs: succeeded \(totals.succeeded)/\(uploads * runs)\(failures.isEmpty ? "" : " (others: \(failures))"), "
+            + "whole files \(totals.whole), other files left \(totals.leftBehind), processed twice \(totals.duplicates), "
+            + "not processed \(totals.missing), " + String(format: "longest send %.1f s", totals.longest)
+        report.rows.append(row)
+        let met =
+            totals.leftBehind == 0 && totals.whole == totals.succeeded && totals.duplicates == 0
+            && totals.failures.keys.allSatisfy { $0 == "timedOut" }
+        report.checks.append(
+            "\(responsesName): every cut answer ended timedOut with nothing left behind, every other file whole — \(met ? "met" : "NOT met")"
+        )
+    }
+
     /// One run in a fresh lab: the server, the faults, the client; the client's outcome and the
     /// server's count.
     static func once(
-        uploads: Int, keyed: Bool, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory
+        uploads: Int, keyed: Bool, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory,
+        responses: Responses? = nil
     ) throws -> (FaultQueueClient.Outcome, FaultReceiver.Stats) {
         let lab = try FaultLab()
         defer { lab.tearDown() }
@@ -78,8 +153,12 @@ enum FaultWorkload {
             lab.command(in: lab.server, [selfPath, "--child", "fault-receiver", statsPath, file]),
             stderrPath: "\(directory.path)/faults-receiver-stderr")
         guard case .running(let server) = start else { throw BenchError.childFailed("the fault receiver did not start: \(start)") }
-        try lab.setLoss(percent: 5)
-        try lab.setRate(megabits: 6)
+        if let responses {
+            try lab.setRate(megabits: responses.serverMegabits, onServer: true)
+        } else {
+            try lab.setLoss(percent: 5)
+            try lab.setRate(megabits: 6)
+        }
         let hole = DispatchGroup()
         hole.enter()
         DispatchQueue.global().asyncAfter(deadline: .now() + blackHole.start) {
@@ -97,7 +176,7 @@ enum FaultWorkload {
                 [
                     selfPath, "--child", "fault-queue", url, String(uploads), String(width), file, String(timeout), String(retries),
                     keyed ? "keyed" : "unkeyed",
-                ]), stdoutPath: outputPath)
+                ] + (responses.map { [String($0.answerBytes), $0.directory] } ?? [])), stdoutPath: outputPath)
         hole.wait()
         server.stop()
         guard client.status == 0, let data = FileManager.default.contents(atPath: outputPath),
