@@ -121,6 +121,7 @@ func main() throws {
             try FaultWorkload.run(
                 uploads: quick ? 20 : 100, runs: runs ?? (quick ? 1 : 3),
                 hole: quick ? .init(start: 0.5, length: 4) : .init(start: 5, length: 6), in: directory, into: &report)
+            try FaultWorkload.runFlapping(uploads: quick ? 12 : 40, runs: runs ?? (quick ? 1 : 3), in: directory, into: &report)
             try FaultWorkload.runResponses(
                 uploads: quick ? 8 : 20, runs: runs ?? (quick ? 1 : 3), hole: .init(start: 1.5, length: 4), in: directory, into: &report)
         case "resume":

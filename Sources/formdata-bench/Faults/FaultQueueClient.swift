@@ -5,9 +5,10 @@ import Foundation
 /// scenario's client, run inside the lab's client namespace. COUNT forms (an `id` field and FILE)
 /// through one `NetworkQueue` WIDTH at a time, `timeOutSeconds = TIMEOUT`, `RetryPolicy` with
 /// RETRIES retries and `shouldSendIdempotencyKey` when KEYED is `keyed` (else ASI's
-/// `numberOfTimesToRetryOnTimeout = RETRIES` and no key); with ANSWER-BYTES and DOWNLOAD-DIR,
-/// each asks for an answer that long and writes it to DOWNLOAD-DIR/<id>.bin
-/// (`downloadDestinationPath`). Prints one ``Outcome`` as JSON.
+/// `numberOfTimesToRetryOnTimeout = RETRIES` and no key); with `answer=BYTES downloads=DIR`, each
+/// asks for an answer that long and writes it to DIR/<id>.bin (`downloadDestinationPath`); with
+/// `retry-after`, each asks the server to answer its first arrival 503 and honours `Retry-After`.
+/// Prints one ``Outcome`` as JSON.
 enum FaultQueueClient {
     /// How the sends ended.
     struct Outcome: Codable {
@@ -47,12 +48,22 @@ enum FaultQueueClient {
     }
 
     static func child(_ arguments: [String]) throws {
-        guard arguments.count == 7 || arguments.count == 9, let url = URL(string: arguments[0]), let count = Int(arguments[1]),
+        guard arguments.count >= 7, let url = URL(string: arguments[0]), let count = Int(arguments[1]),
             let width = Int(arguments[2]), let timeout = Double(arguments[4]), let retries = Int(arguments[5])
-        else { throw BenchError.usage("fault-queue URL COUNT WIDTH FILE TIMEOUT RETRIES keyed|unkeyed [ANSWER-BYTES DOWNLOAD-DIR]") }
+        else {
+            throw BenchError.usage(
+                "fault-queue URL COUNT WIDTH FILE TIMEOUT RETRIES keyed|unkeyed [answer=BYTES downloads=DIR] [retry-after]")
+        }
         let keyed = arguments[6] == "keyed"
-        // The response scenario: each answer ANSWER-BYTES long, written to DOWNLOAD-DIR/<id>.bin.
-        let download = arguments.count == 9 ? (bytes: arguments[7], directory: arguments[8]) : nil
+        let options = Dictionary(
+            arguments.dropFirst(7).map { option in
+                let parts = option.split(separator: "=", maxSplits: 1).map(String.init)
+                return (parts[0], parts.count > 1 ? parts[1] : "")
+            }, uniquingKeysWith: { $1 })
+        // The response scenario: each answer BYTES long, written to DIR/<id>.bin.
+        let download = options["answer"].flatMap { bytes in options["downloads"].map { (bytes: bytes, directory: $0) } }
+        // The flapping scenario: the server answers each form's first arrival 503 with Retry-After.
+        let busyFirst = options["retry-after"] != nil
         let timer = Timer()
         let queue = NetworkQueue()
         queue.maxConcurrentOperationCount = width
@@ -65,10 +76,11 @@ enum FaultQueueClient {
             request.timeOutSeconds = timeout
             if keyed {
                 request.shouldSendIdempotencyKey = true
-                request.retryPolicy = RetryPolicy(maximumRetries: retries)
+                request.retryPolicy = RetryPolicy(maximumRetries: retries, honoursRetryAfter: busyFirst)
             } else {
                 request.numberOfTimesToRetryOnTimeout = retries
             }
+            if busyFirst { request.addRequestHeader("X-Busy-First", value: "1") }
             if let download {
                 request.addRequestHeader("X-Answer-Bytes", value: download.bytes)
                 request.downloadDestinationPath = "\(download.directory)/\(index).bin"

@@ -8,7 +8,8 @@ import Foundation
 /// FILE. A request whose `Idempotency-Key` was already processed is answered from the record and
 /// not processed again, as a server that honours the key does; any other request is processed,
 /// so a keyless repeat counts as a duplicate. The answer is `ok`, or n bytes when the request
-/// says `X-Answer-Bytes: n` (the response scenario). Announces `PORT n`; when standard input closes it
+/// says `X-Answer-Bytes: n` (the response scenario); a request saying `X-Busy-First` is answered
+/// `503` with `Retry-After: 1`, unprocessed, the first time its key arrives (the flapping scenario). Announces `PORT n`; when standard input closes it
 /// writes ``Stats`` as JSON to STATS and exits.
 enum FaultReceiver {
     /// What the server processed.
@@ -21,6 +22,8 @@ enum FaultReceiver {
         var mismatched = 0
         /// Body bytes of every request read whole.
         var bodyBytes = 0
+        /// First arrivals answered `503` with `Retry-After` (`X-Busy-First`), not processed.
+        var busyAnswered = 0
     }
 
     static func child(_ arguments: [String]) throws {
@@ -28,12 +31,17 @@ enum FaultReceiver {
         let expected = try Data(contentsOf: URL(fileURLWithPath: arguments[1]))
         let stats = Locked(Stats())
         let answered = Locked<Set<String>>([])
+        let busy = Locked<Set<String>>([])
         var configuration = LoopbackHTTPServer.Configuration()
         configuration.maxBodyBytes = 1 << 30
         let server = try LoopbackHTTPServer.startBlocking(host: "0.0.0.0", port: 0, configuration: configuration) { request, body in
             var bytes = Data()
             while let piece = try body.next() { bytes.append(piece) }
             let key = request.header(IdempotencyKey.headerName)
+            if request.header("X-Busy-First") != nil, let key, busy.withLock({ $0.insert(key).inserted }) {
+                stats.withLock { $0.busyAnswered += 1 }
+                return LoopbackHTTPServer.Response(status: 503, headers: [(name: "Retry-After", value: "1")], body: Data("busy\n".utf8))
+            }
             let repeated = key.map { key in answered.withLock { !$0.insert(key).inserted } } ?? false
             stats.withLock { stats in
                 stats.bodyBytes += bytes.count

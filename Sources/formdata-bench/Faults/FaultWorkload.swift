@@ -17,10 +17,12 @@ enum FaultWorkload {
     static let timeout = 3
     static let retries = 5
 
-    /// When the black hole starts and how long it lasts, in seconds.
+    /// When the black hole starts and how long it lasts, in seconds; with `every`, it comes back
+    /// every `every` seconds (a flapping link) until the client is done.
     struct BlackHole {
         var start: Double
         var length: Double
+        var every: Double?
     }
 
     static func run(uploads: Int, runs: Int, hole: BlackHole, in directory: WorkloadDirectory, into report: inout Report) throws {
@@ -139,11 +141,57 @@ enum FaultWorkload {
         )
     }
 
+    static let flappingName = "Faults: a flapping link, Retry-After"
+
+    /// The flapping scenario: keyed forms (a field and a 64 KiB file) through the queue, 4 at a
+    /// time, the client's sending limited to 6 Mbit/s, the link down 2 s of every 4 from 1 s in,
+    /// and every form's first arrival answered `503` with `Retry-After: 1` (not processed);
+    /// `RetryPolicy(maximumRetries: 8, honoursRetryAfter: true)`, `timeOutSeconds = 3`. Every
+    /// form must arrive once, byte-exact.
+    static func runFlapping(uploads: Int, runs: Int, in directory: WorkloadDirectory, into report: inout Report) throws {
+        if let reason = FaultLab.unavailableReason {
+            report.checks.append("\(flappingName): skipped — \(reason)")
+            return
+        }
+        let file = try directory.generate("faults-64kib.bin", size: fileBytes, seed: 58, text: false)
+        let hole = BlackHole(start: 1, length: 2, every: 4)
+        var row = ResultRow(
+            workload: "\(flappingName): down 2 s of every 4, the first arrival of each form answered 503, \(uploads) uploads",
+            tool: "FormDataKit keyed, RetryPolicy(8, honoursRetryAfter)", bytes: uploads * fileBytes, seconds: [], peakRSSKiB: nil)
+        var totals = (arrived: 0, duplicates: 0, mismatched: 0, succeeded: 0, busy: 0, longest: 0.0, failures: [String: Int]())
+        for run in 1...runs {
+            let (outcome, stats) = try once(uploads: uploads, keyed: true, hole: hole, file: file, in: directory, busyFirst: true)
+            row.seconds.append(outcome.seconds)
+            let arrived = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) > 0 }.count
+            let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
+            totals.arrived += arrived
+            totals.duplicates += duplicates
+            totals.mismatched += stats.mismatched
+            totals.succeeded += outcome.succeeded
+            totals.busy += stats.busyAnswered
+            totals.longest = max(totals.longest, outcome.longestSend)
+            totals.failures.merge(outcome.failures, uniquingKeysWith: +)
+            if arrived < uploads || duplicates > 0 || stats.mismatched > 0 {
+                report.failures.append(
+                    "\(flappingName), run \(run): \(arrived) of \(uploads) arrived, \(duplicates) processed twice, \(stats.mismatched) differed"
+                )
+            }
+        }
+        let failures = totals.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        row.note =
+            "\(runs) runs: arrived \(totals.arrived)/\(uploads * runs), processed twice \(totals.duplicates), "
+            + "differing \(totals.mismatched), answered 503 \(totals.busy), succeeded \(totals.succeeded)"
+            + "\(failures.isEmpty ? "" : " (others: \(failures))"), " + String(format: "longest send %.1f s", totals.longest)
+        report.rows.append(row)
+        let met = totals.arrived == uploads * runs && totals.duplicates == 0 && totals.mismatched == 0
+        report.checks.append("\(flappingName): every upload arrived once — \(met ? "met" : "NOT met")")
+    }
+
     /// One run in a fresh lab: the server, the faults, the client; the client's outcome and the
     /// server's count.
     static func once(
         uploads: Int, keyed: Bool, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory,
-        responses: Responses? = nil
+        responses: Responses? = nil, busyFirst: Bool = false
     ) throws -> (FaultQueueClient.Outcome, FaultReceiver.Stats) {
         let lab = try FaultLab()
         defer { lab.tearDown() }
@@ -156,18 +204,27 @@ enum FaultWorkload {
         if let responses {
             try lab.setRate(megabits: responses.serverMegabits, onServer: true)
         } else {
-            try lab.setLoss(percent: 5)
+            try lab.setLoss(percent: busyFirst ? 0 : 5)
             try lab.setRate(megabits: 6)
         }
-        let hole = DispatchGroup()
-        hole.enter()
-        DispatchQueue.global().asyncAfter(deadline: .now() + blackHole.start) {
-            try? lab.setBlackHole(true)
-            DispatchQueue.global().asyncAfter(deadline: .now() + blackHole.length) {
+        // The black hole's schedule, on a thread of its own; it ends once the client is done (a
+        // hole that has begun lasts its length).
+        let clientDone = Locked(false)
+        let holesOver = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: blackHole.start)
+            repeat {
+                try? lab.setBlackHole(true)
+                Thread.sleep(forTimeInterval: blackHole.length)
                 try? lab.setBlackHole(false)
-                hole.leave()
-            }
+                guard let every = blackHole.every, !clientDone.current else { break }
+                Thread.sleep(forTimeInterval: max(0, every - blackHole.length))
+            } while !clientDone.current
+            holesOver.signal()
         }
+        var options: [String] = []
+        if let responses { options += ["answer=\(responses.answerBytes)", "downloads=\(responses.directory)"] }
+        if busyFirst { options.append("retry-after") }
         let outputPath = "\(directory.path)/faults-client-stdout"
         let url = "http://\(FaultLab.serverAddress):\(server.port)/upload"
         let client = runMeasured(
@@ -176,8 +233,9 @@ enum FaultWorkload {
                 [
                     selfPath, "--child", "fault-queue", url, String(uploads), String(width), file, String(timeout), String(retries),
                     keyed ? "keyed" : "unkeyed",
-                ] + (responses.map { [String($0.answerBytes), $0.directory] } ?? [])), stdoutPath: outputPath)
-        hole.wait()
+                ] + options), stdoutPath: outputPath)
+        clientDone.withLock { $0 = true }
+        holesOver.wait()
         server.stop()
         guard client.status == 0, let data = FileManager.default.contents(atPath: outputPath),
             let outcome = try? JSONDecoder().decode(FaultQueueClient.Outcome.self, from: data)
