@@ -62,6 +62,8 @@ enum SpoolCopyChild {
             } else {
                 try sendfileAll(from: input.descriptor, range: range, to: fd)
             }
+        case .stream:
+            throw ChildError.failed("spool-copy: the W3 body has no streams")
         }
     }
 

@@ -104,6 +104,8 @@ enum SpoolWorkload {
                     throw BenchError.childFailed("unexpected file range in the W3 body")
                 }
                 pieces.append(range.path)
+            case .stream:
+                throw BenchError.childFailed("unexpected stream in the W3 body")
             }
         }
         return pieces

@@ -46,16 +46,23 @@ struct BuiltBody: Sendable {
         source: .empty, postBody: nil, spooledFile: nil, compressed: nil, postLength: 0,
         debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
 
+    /// Whether the body's length is known before it is sent: false for a body with a stream of
+    /// unknown length (sent chunked), unless it was compressed at build.
+    var isLengthKnown: Bool { compressed != nil || source.isLengthKnown }
+
     /// The `Content-Encoding` the body needs (`gzip` for a compressed body), or nil.
     var contentEncoding: String? { compressed == nil ? nil : "gzip" }
 
     /// The headers the build adds to the caller's when the body is sent (or read through
-    /// ``FormDataRequest/requestHeaders``): `Content-Type`, `Content-Length`, `Content-Encoding`.
+    /// ``FormDataRequest/requestHeaders``): `Content-Type`, `Content-Length` (or
+    /// `Transfer-Encoding: chunked` for a length not known), `Content-Encoding`.
     var headers: [(name: String, value: String)] {
         var out: [(name: String, value: String)] = []
         out.reserveCapacity(3)
         if let contentType { out.append(("Content-Type", contentType)) }
-        if postLength > 0 {
+        if !isLengthKnown {
+            out.append(("Transfer-Encoding", "chunked"))
+        } else if postLength > 0 {
             out.append(("Content-Length", String(postLength)))
             if let contentEncoding { out.append(("Content-Encoding", contentEncoding)) }
         }

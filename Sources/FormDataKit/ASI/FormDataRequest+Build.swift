@@ -102,8 +102,9 @@ extension FormDataRequest {
             // kept on disk and not spooled yet).
             if let raw = state.withLock({ $0.rawBody }), raw.count == 1, case .file(let path) = raw[0] { return path }
             let pending = state.withLock { state -> (BodySource, UInt64)? in
+                // A body with streams is not spooled: that would read them before the send.
                 guard let built = state.built, built.spooledFile == nil, built.postBody == nil, built.compressed == nil,
-                    built.source.length > 0
+                    built.source.length > 0, built.source.streams.isEmpty
                 else { return nil }
                 return (built.source, state.generation)
             }
@@ -154,12 +155,14 @@ extension FormDataRequest {
     }
 
     /// The number of bytes that will be sent (the compressed size for a compressed body); 0 until
-    /// the body is built.
+    /// the body is built. For a body with a stream of unknown length it is the bytes of the other
+    /// parts only, and ``isPostLengthKnown`` is false (the body goes out chunked).
     public var postLength: UInt64 { state.withLock { $0.built?.postLength ?? $0.lastSentPostLength } }
 
     /// The debug log of the last build (ASIHTTPRequest's `debugBodyString`): the body as text with
-    /// data parts shown as `[N bytes of data]` and file parts as
-    /// `[N bytes of data from file '<path>']`. Nil unless the debug log is on.
+    /// data parts shown as `[N bytes of data]`, file parts as
+    /// `[N bytes of data from file '<path>']` and streamed parts as `[stream of unknown length]`
+    /// (or `[N bytes of data from a stream]`). Nil unless the debug log is on.
     public var debugBodyString: String? { state.withLock { $0.built?.debugString } }
 
     /// The encoded body of the last build, as segments (for transports and tests).
@@ -195,10 +198,14 @@ extension FormDataRequest {
                     let size = try FileInspection.regularFileSize(at: path)
                     hasFile = true
                     if size > 0 { segments.append(BodySegment(.file(FileRange(path: path, length: size, expectedFileSize: size)))) }
+                case .stream(let stream):
+                    // Never read at build: kept as a segment (not in memory) for the reader.
+                    hasFile = true
+                    if stream.declaredLength != 0 { segments.append(BodySegment(.stream(stream))) }
                 }
             }
             let source = BodySource(segments: segments)
-            guard source.length > 0 else { return nil }
+            guard !source.isEmpty else { return nil }
             let built = BuiltBody(
                 source: source, postBody: nil, spooledFile: nil, compressed: nil, postLength: source.length,
                 debugString: nil, contentType: nil, hasFiles: false, boundary: nil)
@@ -230,7 +237,7 @@ extension FormDataRequest {
     private static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         var built = built
         let source = built.source
-        if snapshot.shouldCompressRequestBody && source.length > 0 {
+        if snapshot.shouldCompressRequestBody && !source.isEmpty {
             // One pass from the parts: the uncompressed body is never spooled.
             let toFile = onDisk || source.length > BodyDelivery.defaultInMemoryLimit
             let compressed = try BodyCompressor.compress(

@@ -44,7 +44,7 @@ struct RequestState: Sendable {
     /// The method that is sent: a non-empty body turns `GET`, `DELETE` and `HEAD` into `POST`
     /// (ASIHTTPRequest's rule); other methods are kept.
     var effectiveMethod: String {
-        if let built, built.postLength > 0, ["GET", "DELETE", "HEAD"].contains(requestMethod) { return "POST" }
+        if let built, built.postLength > 0 || !built.isLengthKnown, ["GET", "DELETE", "HEAD"].contains(requestMethod) { return "POST" }
         return requestMethod
     }
 
@@ -64,4 +64,6 @@ enum RawBodyPart: Sendable, Equatable {
     /// The whole of this file, as it is when the body is built (its size then is the part's
     /// length; a file that changes after that fails the send rather than send other bytes).
     case file(path: String)
+    /// The bytes of this stream, read when the body is sent.
+    case stream(BodyStream)
 }

@@ -78,6 +78,14 @@ package struct BodyBuilder {
         segments.append(BodySegment(.file(range), partContentType: partContentType))
     }
 
+    /// Appends a stream segment (the debug text shows `[stream of unknown length]` or
+    /// `[N bytes of data from a stream]`).
+    mutating func appendStream(_ stream: BodyStream, partContentType: String?) {
+        debugText?.append(stream.declaredLength.map { "[\($0) bytes of data from a stream]" } ?? "[stream of unknown length]")
+        flush()
+        segments.append(BodySegment(.stream(stream), partContentType: partContentType))
+    }
+
     /// Appends `text` to the debug log only.
     mutating func appendDebugOnly(_ text: String) {
         debugText?.append(text)

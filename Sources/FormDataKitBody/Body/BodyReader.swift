@@ -2,7 +2,8 @@ import FormDataKitWire
 import Foundation
 
 /// Reads a `BodySource` in order into a caller's buffer, with bounded memory: in-memory
-/// segments are copied, file ranges are read from disk and checked for size changes.
+/// segments are copied, file ranges are read from disk and checked for size changes, streams
+/// are read (blocking until they have bytes) and their declared lengths checked.
 ///
 /// One chunk never spans two segments, so ``segmentIndex`` tells which segment the last chunk
 /// came from (compression uses it to switch levels between parts). Not thread-safe; use one
@@ -21,6 +22,9 @@ public final class BodyReader {
     private let chunkSize: Int
     private var offsetInSegment = 0
     private var openFile: OpenedFileRange?
+    private var openStream: StreamSegmentReader?
+    /// What the first read throws (a reader that cannot start where it was asked to).
+    private var failure: FormDataError?
     private var started = false
     private let files: any FileOpening
     /// Whether files whose ranges are read stay open until ``takeFinishedFiles()`` (a read-ahead
@@ -28,8 +32,9 @@ public final class BodyReader {
     private let keepsFinishedFiles: Bool
     private var finishedFiles: [OpenedFileRange] = []
 
-    init(source: BodySource, chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false) {
+    init(source: BodySource, chunkSize: Int, files: any FileOpening, keepsFinishedFiles: Bool = false, failure: FormDataError? = nil) {
         self.source = source
+        self.failure = failure
         self.chunkSize = max(1, chunkSize)
         self.files = files
         self.keepsFinishedFiles = keepsFinishedFiles
@@ -44,8 +49,8 @@ public final class BodyReader {
     /// How many files are kept open, read to their end.
     var finishedFileCount: Int { finishedFiles.count }
 
-    /// Whether every byte has been read.
-    public var isAtEnd: Bool { bytesRead == source.length }
+    /// Whether every byte has been read (for a body of known length; see ``BodySource/knownLength``).
+    public var isAtEnd: Bool { bytesRead == source.knownLength }
 
     /// Copies up to `buffer.count` bytes of the next chunk into `buffer` and returns how many;
     /// 0 at the end of the body.
@@ -56,6 +61,7 @@ public final class BodyReader {
     ///   size recorded when the body was built, or the file errors of opening and reading it.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard buffer.count > 0 else { return 0 }
+        if let failure { throw failure }
         var index = started ? segmentIndex : 0
         started = true
         while index < source.segments.count {
@@ -84,6 +90,16 @@ public final class BodyReader {
                     bytesRead += UInt64(got)
                     return got
                 }
+            case .stream(let stream):
+                if openStream == nil { openStream = try StreamSegmentReader(stream) }
+                let limit = min(buffer.count, chunkSize)
+                let got = try openStream!.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<limit]))
+                if got > 0 {
+                    segmentIndex = index
+                    bytesRead += UInt64(got)
+                    return got
+                }
+                openStream = nil
             }
             if keepsFinishedFiles, let openFile { finishedFiles.append(openFile) }
             openFile = nil

@@ -150,6 +150,8 @@ package enum FormEncoder {
             switch field.content {
             case .data(let data):
                 content = .data(data)
+            case .stream(let stream):
+                content = .stream(stream)
             case .file(let path):
                 let size = knownSize ?? 0
                 content = .file(FileRange(path: path, length: size, expectedFileSize: size))

@@ -22,6 +22,8 @@ package struct MultipartPart: Sendable {
         case data(Data)
         /// A file range, read when the body is read.
         case file(FileRange)
+        /// A stream, read when the body is read (its content cannot be scanned for the boundary).
+        case stream(BodyStream)
     }
 
     /// How a part's header lines are made.

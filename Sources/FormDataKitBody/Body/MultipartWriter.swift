@@ -78,6 +78,9 @@ package struct MultipartWriter {
                     throw .boundaryCollision(boundary: boundary, field: part.fieldName)
                 }
                 builder.appendFile(range, partContentType: part.contentType)
+            case .stream(let stream):
+                try check(builder, from: mark, field: part.fieldName)
+                builder.appendStream(stream, partContentType: part.contentType)
             }
         }
         appendDelimiterLine(after: "\r\n--", before: "--\r\n", into: &builder)

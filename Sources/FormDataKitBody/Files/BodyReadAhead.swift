@@ -12,6 +12,8 @@ import Foundation
 /// the pool, through the ``FileOpening`` given: the readers are let go there too, never where the
 /// transport lets the read-ahead go. Each file's size is checked before its last chunk goes
 /// (``OpenedFileRange``): a file that changed size fails the read, never sends a wrong body.
+/// A stream segment (``BodyStream``) is read the same way, on a worker (a read may wait for the
+/// stream), its declared length checked before its last bytes go (``StreamSegmentReader``).
 ///
 /// Memory is bounded: two chunks of `chunkSize` bytes (or of the body's length, when shorter),
 /// taken on first use from ``ReadAheadMemory`` and given back to it at the end. A worker fills a
@@ -80,7 +82,8 @@ package final class BodyReadAhead: @unchecked Sendable {
         files: any FileOpening = SystemFileOpening(), onReady: @escaping @Sendable (BodyReadAhead) -> Void
     ) {
         self.source = source
-        self.chunkSize = Int(clamping: min(UInt64(max(1, chunkSize)), max(1, source.length)))
+        let wanted = UInt64(max(1, chunkSize))
+        self.chunkSize = Int(clamping: source.isLengthKnown ? min(wanted, max(1, source.length)) : wanted)
         self.pool = pool
         self.memory = memory
         self.files = files
@@ -129,6 +132,7 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// Starts again from byte `offset` of the body (libcurl rewinding for a re-send). What was
     /// read ahead is dropped; the next ``read(into:capacity:)`` may say ``ReadResult/wouldBlock``.
     package func restart(at offset: UInt64) {
+        for stream in source.streams { stream.cancelReads() }
         if memoryReader != nil {
             memoryReader = Self.reader(of: source, from: offset, chunkSize: chunkSize, files: files)
             return
@@ -150,6 +154,7 @@ package final class BodyReadAhead: @unchecked Sendable {
     /// Stops reading: no more jobs, no more `onReady`. A worker in a read finishes it and drops
     /// it; the files of the reader kept between fills are closed on the pool.
     package func cancel() {
+        for stream in source.streams { stream.cancelReads() }
         let dropped = lock.withLock { () -> BodyReader? in
             turn.cancel()
             defer { reader = nil }
@@ -206,7 +211,7 @@ package final class BodyReadAhead: @unchecked Sendable {
                 let got = try claim.reader.read(
                     into: UnsafeMutableRawBufferPointer(start: claim.memory + filled, count: chunkSize - filled))
                 filled += got
-                if got == 0 || claim.offset + UInt64(filled) == source.length {
+                if got == 0 || claim.offset + UInt64(filled) == source.knownLength {
                     atEnd = true
                     break
                 }
@@ -262,11 +267,16 @@ package final class BodyReadAhead: @unchecked Sendable {
     }
 
     /// A reader of `source` from byte `offset` on: the segments before it are skipped and the
-    /// one it falls in is cut, so nothing is read to get there.
+    /// one it falls in is cut, so nothing is read to get there. A body with streams is read
+    /// from its start only (a stream cannot be skipped into): from another offset the reader fails.
     static func reader(
         of source: BodySource, from offset: UInt64, chunkSize: Int, files: any FileOpening = SystemFileOpening()
     ) -> BodyReader {
-        (offset > 0 ? source.suffix(from: offset) : source).makeReader(chunkSize: chunkSize, files: files, keepsFinishedFiles: true)
+        if offset > 0, let stream = source.streams.first {
+            let refused = FormDataError.streamNotReplayable(field: stream.field, reason: "the body would be sent from byte \(offset)")
+            return BodyReader(source: source, chunkSize: chunkSize, files: files, failure: refused)
+        }
+        return (offset > 0 ? source.suffix(from: offset) : source).makeReader(chunkSize: chunkSize, files: files, keepsFinishedFiles: true)
     }
 
     /// The most files one fill reads to their end (and keeps open until it is handed on).

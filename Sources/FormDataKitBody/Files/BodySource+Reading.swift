@@ -19,12 +19,13 @@ extension BodySource {
 
     /// Passes the body to `body` in order, with bounded memory: each in-memory segment whole (no
     /// copy), each file range in chunks of at most `chunkSize` bytes, read from disk and checked
-    /// for size changes. The one walk over a body's segments for those that consume it whole
+    /// for size changes, each stream in chunks as it gives them (this blocks while it waits). The one walk over a body's segments for those that consume it whole
     /// (``readAll()``, the spooler); ``BodyReader`` is the pull-based one.
     /// - Parameters:
     ///   - chunkSize: the largest chunk read from a file at a time.
     ///   - body: receives each piece.
-    /// - Throws: what reading a file throws (`FormDataError.fileChanged(path:expectedSize:actualSize:)`
+    /// - Throws: what reading a file or a stream throws (`FormDataError.fileChanged(path:expectedSize:actualSize:)`,
+    ///   `FormDataError.streamLengthMismatch(field:declaredLength:streamedLength:)`
     ///   and the other file errors), or what `body` throws.
     public func forEachChunk(
         size chunkSize: Int = BodyReader.defaultChunkSize, _ body: (UnsafeRawBufferPointer) throws(FormDataError) -> Void
@@ -39,6 +40,15 @@ extension BodySource {
                 if let failure { throw failure }
             case .file(let range):
                 try OpenedFileRange(range).forEachChunk(size: chunkSize, body)
+            case .stream(let stream):
+                let reader = try StreamSegmentReader(stream)
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+                defer { buffer.deallocate() }
+                while true {
+                    let got = try reader.read(into: buffer)
+                    if got == 0 { break }
+                    try body(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
+                }
             }
         }
     }
@@ -50,7 +60,7 @@ extension BodySource {
         if segments.isEmpty { return Data() }
         if segments.count == 1, case .bytes(let data) = segments[0].content { return data }
         var out = Data()
-        out.reserveCapacity(Int(clamping: length))
+        out.reserveCapacity(Int(clamping: min(length, 1 << 30)))
         try forEachChunk { (chunk) throws(FormDataError) in out.append(contentsOf: chunk) }
         return out
     }

@@ -18,7 +18,7 @@ public struct FormValueField: Sendable, Equatable {
     }
 }
 
-/// A file field of a form: a file on disk or bytes in memory, sent with a file name and type.
+/// A file field of a form: a file on disk, bytes in memory or a stream, sent with a file name and type.
 public struct FormFileField: Sendable, Equatable {
     /// Where a file field's bytes come from.
     public enum Content: Sendable, Equatable {
@@ -26,6 +26,8 @@ public struct FormFileField: Sendable, Equatable {
         case file(path: String)
         /// These bytes.
         case data(Data)
+        /// The bytes a stream gives when the body is sent (of a declared length or none).
+        case stream(BodyStream)
     }
 
     /// The field's name.

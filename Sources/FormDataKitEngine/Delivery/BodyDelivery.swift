@@ -48,18 +48,25 @@ public enum BodyDelivery {
     ///   - inMemoryLimit: the transport's ``FormDataTransport/inMemoryBodyLimit``.
     ///   - spooled: an existing spool of `source`, if any.
     ///   - purpose: names a new temporary file (`body`, `af-upload`).
+    ///   - transport: names the transport in ``FormDataError/transportCannotStream(transport:)``.
     /// - Returns: the body to send and the temporary file newly made for it, if any.
     /// - Throws: ``FormDataError`` when a file part cannot be read or changed size, or the spool
-    ///   cannot be written (nothing is left on disk).
+    ///   cannot be written (nothing is left on disk); ``FormDataError/transportCannotStream(transport:)``
+    ///   for a body with streams (``BodyStream``) and a transport that does not take streams
+    ///   (`transport` names it in the error).
     package static func deliver(
         _ source: BodySource, to forms: TransportBodyForms, inMemoryLimit: UInt64,
-        spooled: TemporaryFile? = nil, purpose: String = "body"
+        spooled: TemporaryFile? = nil, purpose: String = "body", transport: String = "The transport"
     ) throws(FormDataError) -> Delivered {
-        guard source.length > 0 else { return Delivered(body: .none, temporaryFile: nil) }
+        guard !source.isEmpty else { return Delivered(body: .none, temporaryFile: nil) }
         if forms.contains(.stream) {
-            let small = forms.contains(.bytes) && !source.isInMemory && source.length <= inMemoryLimit
+            // A body with streams is never read ahead here: its streams are read while sent.
+            let small =
+                forms.contains(.bytes) && !source.isInMemory && source.streams.isEmpty && source.length <= inMemoryLimit
             return Delivered(body: small ? .data(try source.readAll()) : .source(source), temporaryFile: nil)
         }
+        // A stream is read once, while it is sent: never into memory or a spool first.
+        if !source.streams.isEmpty { throw .transportCannotStream(transport: transport) }
         if let spooled, forms.contains(.file) {
             return Delivered(body: .file(path: spooled.path, length: source.length), temporaryFile: nil)
         }

@@ -89,7 +89,8 @@ final class SendDriver: TransportTask, @unchecked Sendable {
                 retryPolicy: retryPolicy,
                 // Jitter is a policy's (ASI's rule retries at once): no random draw without one.
                 randomSeed: retryPolicy == nil ? 0 : .random(in: .min ... .max)))
-        if request.network.resumesInterruptedUploads, request.body.length > 0 {
+        // A body with streams is sent without resumption (a stream cannot be skipped into).
+        if request.network.resumesInterruptedUploads, request.body.length > 0, request.body.segments?.streams.isEmpty ?? true {
             resumption = ResumableUploadStateMachine(
                 maximumResumptions: request.network.maximumUploadResumptions,
                 createsUploadFirst: !capabilities.contains(.informationalResponses))
@@ -131,9 +132,12 @@ final class SendDriver: TransportTask, @unchecked Sendable {
         }
         try RequestHeaderValidation.requireValid(request.headers)
         try RequestHeaderValidation.requireValidMethod(request.method)
-        if let framing = request.headers.first(where: { $0.name.equalsIgnoringASCIICase("Transfer-Encoding") }) {
+        if let framing = request.headers.first(where: { $0.name.equalsIgnoringASCIICase("Transfer-Encoding") }),
+            request.body.knownLength != nil || !framing.value.equalsIgnoringASCIICase("chunked")
+        {
             // The body goes with its exact Content-Length, never chunked: a caller's framing
             // header would contradict it (the Content-Length + Transfer-Encoding ambiguity).
+            // `chunked` is what a body of unknown length is sent as (the transport frames it).
             throw .invalidRequestHeader(name: framing.name, value: framing.value)
         }
         let network = request.network

@@ -73,8 +73,16 @@ struct SendStateMachine: Sendable {
         self.retrying = RetryBudget(configuration, wallClock: wallClock)
     }
 
-    /// The number of body bytes the send has to deliver.
-    var bodyLength: Int64 { Int64(clamping: original.body.length) }
+    /// The number of body bytes the send has to deliver (`Int64.max` while a stream's length is
+    /// not known: nothing caps the progress then, and it ends at what was sent).
+    var bodyLength: Int64 { original.body.knownLength.map { Int64(clamping: $0) } ?? .max }
+
+    /// What progress ends at: the body length, or what was sent of a body of unknown length.
+    private var finalBodyLength: Int64 { original.body.knownLength == nil ? latestSent : bodyLength }
+
+    /// Whether a byte of a body that cannot be read again (``BodyStream`` without a factory)
+    /// went out in an attempt: then it is never sent again.
+    private var unreplayableBodySent = false
 
     /// The body bytes reported so far in this attempt: the sum of its
     /// `Action/reportProgress(delta:)` deltas (0 again once a timed-out attempt is taken back).
@@ -104,6 +112,7 @@ struct SendStateMachine: Sendable {
             guard current(id) != nil else { return [] }
             touch(now)
             latestSent = max(latestSent, min(total, bodyLength))
+            if total > 0, !original.body.isReplayable { unreplayableBodySent = true }
             return progress()
         case .informationalResponse(let id, _, let now):
             guard current(id) != nil else { return [] }
@@ -164,7 +173,15 @@ struct SendStateMachine: Sendable {
         return begin(original, now: now)
     }
 
-    private mutating func begin(_ request: TransportRequest, now: UInt64) -> [Action] {
+    /// Starts an exchange of `request`; `resend` says why a body is sent again (a retry, a
+    /// redirect, a challenge): a body whose stream cannot be read again and already went out
+    /// fails the send instead, saying why.
+    private mutating func begin(_ request: TransportRequest, now: UInt64, resend: String? = nil) -> [Action] {
+        if let resend, unreplayableBodySent, request.body != .none, !request.body.isReplayable {
+            let field = request.body.segments?.streams.first { !$0.isReplayable }?.field ?? "body"
+            state = .finished
+            return [.finish(.failure(.streamNotReplayable(field: field, reason: resend)))]
+        }
         let id = nextID
         nextID += 1
         state = .exchanging(Exchange(id: id, request: request))
@@ -205,7 +222,7 @@ struct SendStateMachine: Sendable {
         timerDeadline = nil
         if case .waiting(let until) = state {
             if let total = totalDeadline, now >= total { return totalTimeUp(cancelling: []) }
-            if now >= until { return begin(original, now: now) }
+            if now >= until { return begin(original, now: now, resend: "a retry") }
             return armWake(until)
         }
         guard case .exchanging(let exchange) = state else { return [] }
@@ -256,7 +273,7 @@ struct SendStateMachine: Sendable {
         latestSent = 0
         reportedSent = 0
         actions.append(.reportRetry(retryCount: count))
-        guard wait > 0 else { return actions + begin(original, now: now) }
+        guard wait > 0 else { return actions + begin(original, now: now, resend: "a retry") }
         state = .waiting(until: now + wait)
         return actions + armWake(now + wait)
     }
@@ -361,12 +378,12 @@ struct SendStateMachine: Sendable {
         switch exchange.settled {
         case .follow(let next)?:
             redirects += 1
-            return begin(next, now: now)
+            return begin(next, now: now, resend: "a redirect that sends the body again")
         case .answerChallenge(let schemes)?:
             authRetries += 1
             var next = exchange.request
             next.network.challengeSchemes = schemes
-            return begin(next, now: now)
+            return begin(next, now: now, resend: "an authentication challenge answered by sending again")
         case .retryAfter(let wait)?:
             return retry(afterNanoseconds: wait, now: now)
         case .answer?, nil:
@@ -382,13 +399,17 @@ struct SendStateMachine: Sendable {
             if head.statusCode == 401 || head.statusCode == 407 {
                 return [.finish(.failure(AuthenticationChallenge.authenticationNeeded(head)))]
             }
+            if head.statusCode == 411, exchange.request.body.knownLength == nil {
+                return [.finish(.failure(.lengthRequired(url: exchange.request.url.absoluteString)))]
+            }
             let authentication = AuthenticationOutcome(
                 of: exchange.request, answersChallenges: configuration.answersChallenges, lastChallenge: lastChallenge,
                 retries: authRetries)
             let finish = Action.finish(.response(head, url: exchange.request.url, authentication: authentication))
-            guard bodyLength > reportedSent else { return [finish] }
-            defer { reportedSent = bodyLength }
-            return [.reportProgress(delta: bodyLength - reportedSent), finish]
+            let length = finalBodyLength
+            guard length > reportedSent else { return [finish] }
+            defer { reportedSent = length }
+            return [.reportProgress(delta: length - reportedSent), finish]
         }
     }
 }

@@ -26,7 +26,7 @@ public struct FileRange: Sendable, Equatable {
     }
 }
 
-/// One piece of a body: literal bytes, or a byte range of a file.
+/// One piece of a body: literal bytes, a byte range of a file, or a stream.
 public struct BodySegment: Sendable, Equatable {
     /// Where a segment's bytes come from.
     public enum Content: Sendable, Equatable {
@@ -34,6 +34,8 @@ public struct BodySegment: Sendable, Equatable {
         case bytes(Data)
         /// Bytes read from a file when the body is read.
         case file(FileRange)
+        /// Bytes a stream gives when the body is read (``BodyStream``).
+        case stream(BodyStream)
     }
 
     /// The segment's bytes, or where to read them.
@@ -53,31 +55,55 @@ public struct BodySegment: Sendable, Equatable {
         self.partContentType = partContentType
     }
 
-    /// The number of bytes the segment contributes.
+    /// The number of bytes the segment contributes (0 for a stream of unknown length).
     public var length: UInt64 {
         switch content {
         case .bytes(let data): return UInt64(data.count)
         case .file(let range): return range.length
+        case .stream(let stream): return stream.declaredLength ?? 0
         }
+    }
+
+    /// The stream the segment reads, if it is one.
+    public var stream: BodyStream? {
+        if case .stream(let stream) = content { return stream }
+        return nil
     }
 }
 
-/// An encoded body: an ordered list of segments whose total length is known before a byte is read.
+/// An encoded body: an ordered list of segments whose total length is known before a byte is
+/// read — unless a stream of unknown length is among them (``knownLength`` is nil then).
 ///
 /// Built by the URL-encoded and multipart encoders; read with `BodyReader` (bounded memory),
 /// collected into `Data` with `readAll()`, or spooled to a file by the storage layer.
 public struct BodySource: Sendable, Equatable {
     /// The segments, in body order.
     public let segments: [BodySegment]
-    /// The exact number of bytes the body has.
+    /// The exact number of bytes the body has when ``knownLength`` is not nil; otherwise the
+    /// bytes of its segments other than the streams of unknown length (a lower bound).
     public let length: UInt64
+    /// Whether every segment's length is known (no stream of unknown length).
+    public let isLengthKnown: Bool
 
     /// A body made of `segments`.
     /// - Parameter segments: the segments, in body order; the length is their sum.
     public init(segments: [BodySegment]) {
         self.segments = segments
         self.length = segments.reduce(0) { $0 + $1.length }
+        self.isLengthKnown = segments.allSatisfy { $0.stream.map { $0.declaredLength != nil } ?? true }
     }
+
+    /// The exact number of bytes the body has, or nil when a stream's length is unknown.
+    public var knownLength: UInt64? { isLengthKnown ? length : nil }
+
+    /// The streams the body reads, in order.
+    public var streams: [BodyStream] { segments.compactMap(\.stream) }
+
+    /// Whether the body has no bytes at all (no segment gives any).
+    public var isEmpty: Bool { isLengthKnown && length == 0 }
+
+    /// Whether the body can be read again for another attempt: every stream has a factory.
+    public var isReplayable: Bool { streams.allSatisfy(\.isReplayable) }
 
     /// An empty body.
     public static let empty = BodySource(segments: [])
@@ -112,6 +138,9 @@ public struct BodySource: Sendable, Equatable {
                 let cut = FileRange(
                     path: range.path, offset: range.offset + skip, length: range.length - skip, expectedFileSize: range.expectedFileSize)
                 rest[0] = BodySegment(.file(cut), partContentType: segment.partContentType)
+            case .stream:
+                // Not cut: a reader refuses an offset in a body with streams (the body reader).
+                break
             }
         }
         return BodySource(segments: rest)

@@ -95,6 +95,28 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// in place; `errno` says why. No partial file is left at `path`.
     case fileUnwritable(path: String, errno: Int32)
 
+    // MARK: - Streamed parts
+
+    /// The stream of field `field` (``BodyStream``; `body` for a raw body) did not give the
+    /// `declaredLength` bytes it was added with: it ended after `streamedLength` bytes, or had
+    /// more (`streamedLength` is then `declaredLength + 1`: reading stopped at the first extra
+    /// byte). The send failed before a wrong body went out.
+    case streamLengthMismatch(field: String, declaredLength: UInt64, streamedLength: UInt64)
+    /// Reading the stream of field `field` failed: the `InputStream` reported an error, the
+    /// async sequence threw, or the factory that makes it threw.
+    case streamFailed(field: String, underlying: UnderlyingError)
+    /// The body would be sent again (`reason`: a retry, a redirect, a challenge, a resumption)
+    /// but the stream of field `field` was already read and cannot be read again. Add it with a
+    /// factory (`makeStream`) so a fresh stream is made for each attempt, or send a file.
+    case streamNotReplayable(field: String, reason: String)
+    /// The server at `url` answered `411 Length Required` to a body of unknown length (sent
+    /// chunked): declare the stream's length, or send a file.
+    case lengthRequired(url: String)
+    /// The transport `transport` cannot send a body with streamed parts (it does not take
+    /// `TransportBodyForms.stream`); nothing was sent. Use `CurlTransport` or the
+    /// AsyncHTTPClient transport.
+    case transportCannotStream(transport: String)
+
     // MARK: - Sending (ASIHTTPRequest's error categories)
 
     /// The connection failed: refused, reset, DNS, TLS… (ASI code 1). `underlying` is the system error.
@@ -191,7 +213,7 @@ extension FormDataError {
         case .authenticationNeeded: return 3
         case .cancelled: return 4
         case .unableToCreateRequest, .requestInProgress, .invalidRequestHeader, .invalidRequestMethod, .invalidRequestCookie,
-            .invalidCredential, .requestAlreadyQueued:
+            .invalidCredential, .requestAlreadyQueued, .streamNotReplayable, .lengthRequired, .transportCannotStream:
             return 5
         case .internalErrorWhileBuilding: return 6
         case .fileManagement, .temporaryFileFailed: return 8
@@ -200,7 +222,8 @@ extension FormDataError {
         case .tooMuchRedirection, .redirectRefused: return 9
         case .responseTooLarge: return 1
         case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
-            .unsupportedEncoding, .unknownEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields:
+            .unsupportedEncoding, .unknownEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields,
+            .streamLengthMismatch, .streamFailed:
             return 6
         }
     }
@@ -213,7 +236,7 @@ extension FormDataError {
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
             .invalidRequestMethod, .invalidRequestCookie, .invalidCredential, .tooMuchRedirection, .redirectRefused, .responseTooLarge,
-            .requestAlreadyQueued:
+            .requestAlreadyQueued, .streamNotReplayable, .lengthRequired, .transportCannotStream:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -283,6 +306,20 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "Decompressed data exceeds the limit of \(limit) bytes"
         case .fileUnwritable(let path, let code):
             return "The file at \(path) could not be written: \(Self.systemMessage(code))"
+        case .streamLengthMismatch(let field, let declared, let streamed):
+            return streamed > declared
+                ? "The stream of field '\(field)' has more than the \(declared) bytes declared: nothing more was sent"
+                : "The stream of field '\(field)' ended after \(streamed) of the \(declared) bytes declared"
+        case .streamFailed(let field, let underlying):
+            return "Reading the stream of field '\(field)' failed: \(underlying)"
+        case .streamNotReplayable(let field, let reason):
+            return
+                "The body cannot be sent again (\(reason)): the stream of field '\(field)' was already read; add it with makeStream to make a new stream for each attempt, or send a file"
+        case .lengthRequired(let url):
+            return
+                "The server at \(url) answered 411 Length Required to a body of unknown length (sent chunked): declare the stream's length, or send a file"
+        case .transportCannotStream(let transport):
+            return "\(transport) cannot send a body with streamed parts: nothing was sent; use CurlTransport or AsyncHTTPClientTransport"
         case .connectionFailure(let underlying):
             return "A connection failure occurred: \(underlying)"
         case .timedOut(let underlying):

@@ -164,7 +164,22 @@ public struct TransportRequest: Sendable, Equatable {
             }
         }
 
-        /// The number of bytes the body has.
+        /// The exact number of bytes the body has, or nil when a stream's length is unknown (the
+        /// body goes out `Transfer-Encoding: chunked`).
+        public var knownLength: UInt64? {
+            if case .source(let source) = self { return source.knownLength }
+            return length
+        }
+
+        /// Whether the body can be sent again (another attempt, a redirect, a challenge): false
+        /// when it reads a stream added without a factory (``BodyStream/isReplayable``).
+        public var isReplayable: Bool {
+            if case .source(let source) = self { return source.isReplayable }
+            return true
+        }
+
+        /// The number of bytes the body has (for a length not known, ``BodySource/length``: the
+        /// bytes of its other segments).
         public var length: UInt64 {
             switch self {
             case .none: return 0

@@ -50,7 +50,7 @@ final class CurlSend: TransportTask, @unchecked Sendable {
         clientCertificateFiles = (try WholeFileReading.read(certificate.path), key)
     }
 
-    private var totalLength: Int64 { Int64(clamping: request.body.length) }
+    private var totalLength: Int64? { request.body.knownLength.map { Int64(clamping: $0) } }
 
     /// The `CURLAUTH_*` schemes the transfer may answer with: none without credentials; the ones
     /// the driver asks for after a challenge; else Basic pre-emptively, or whatever the server asks.
@@ -85,8 +85,9 @@ final class CurlSend: TransportTask, @unchecked Sendable {
 
     /// `totalBytesSent` bytes of the body are on the wire.
     func transferSentBody(totalBytesSent: Int64, increment: Int64) {
-        observer.transportDidSendBodyData(
-            bytesSent: increment, totalBytesSent: min(totalBytesSent, totalLength), totalBytesExpected: totalLength)
+        // A length not known: what was sent so far is what is expected.
+        let sent = min(totalBytesSent, totalLength ?? .max)
+        observer.transportDidSendBodyData(bytesSent: increment, totalBytesSent: sent, totalBytesExpected: totalLength ?? sent)
     }
 
     /// Response body bytes arrived (decoded).
@@ -115,6 +116,8 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// The send's error for `error`, met reading `body`: for a whole-file body (spooled or
     /// compressed by the engine) as URLSession reports it, else as a spooling build would.
     static func bodyReadError(_ error: FormDataError, body: TransportRequest.Body) -> FormDataError {
+        // A stream that cannot be read again says so itself.
+        if case .streamNotReplayable = error { return error }
         if case .file(let path, _) = body, let unreadable = FormDataError.unreadableBodyFile(error, path: path) { return unreadable }
         return .internalErrorWhileBuilding(underlying: error)
     }

@@ -50,7 +50,9 @@ extension CurlTransfer {
     /// out closed, and for authentication rounds): the read-ahead starts again there, on its
     /// workers; the next read pauses until it has bytes.
     func seekBody(to offset: Int64, origin: Int32) -> Int32 {
-        guard let readAhead, let source = bodySource, origin == SEEK_SET, offset >= 0, UInt64(offset) <= source.length else {
+        guard let readAhead, let source = bodySource, origin == SEEK_SET, offset >= 0,
+            source.knownLength.map({ UInt64(offset) <= $0 }) ?? true
+        else {
             return CurlCallbackValue.seekFail
         }
         readAhead.restart(at: UInt64(offset))

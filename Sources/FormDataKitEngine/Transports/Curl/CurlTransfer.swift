@@ -69,7 +69,7 @@ final class CurlTransfer {
         self.authSchemes = authSchemes
         errorBuffer.initialize(repeating: 0, count: 256)
         bodySource = request.body.segments
-        uploadReports = UploadProgressReports(bodyLength: Int64(clamping: request.body.length))
+        uploadReports = UploadProgressReports(bodyLength: request.body.knownLength.map { Int64(clamping: $0) } ?? .max)
     }
 
     deinit {
@@ -136,7 +136,7 @@ final class CurlTransfer {
         }
         let defaultUploadBuffer = 64 << 10  // libcurl's
         var uploadBuffer = defaultUploadBuffer
-        if configuration.uploadBufferSize > 0, let length = bodySource?.length {
+        if configuration.uploadBufferSize > 0, let length = bodySource.map({ $0.knownLength ?? .max }) {
             // As ``CurlTransport/Configuration/uploadBufferSize`` says. A small body's whole length:
             // libcurl sends it after the head in one piece, not in 64 KiB pieces a round apart.
             let share = configuration.uploadBufferSize * 4 / (max(0, transfersInFlight) + 1)
@@ -201,13 +201,18 @@ final class CurlTransfer {
         }
         var hasContentType = false
         var list: UnsafeMutableRawPointer?
-        for header in request.headers where !header.name.equalsIgnoringASCIICase("Content-Length") {
+        // The framing is the body's: Content-Length, or chunked for a length not known.
+        for header in request.headers
+        where !header.name.equalsIgnoringASCIICase("Content-Length") && !header.name.equalsIgnoringASCIICase("Transfer-Encoding") {
             if header.name.equalsIgnoringASCIICase("Content-Type") { hasContentType = true }
             list = CurlLibrary.appendHeader(name: header.name, value: header.value, to: list)
         }
         if let source = bodySource {
             set(CurlOption.post, 1)
-            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, Int64(source.length)))
+            // A length not known: no size (-1) and the chunked header, never a guessed length.
+            let size = source.knownLength.map { Int64(clamping: $0) } ?? -1
+            check(CurlOption.postFieldSizeLarge, ccurl_easy_setopt_off(easy, CurlOption.postFieldSizeLarge, size))
+            if size < 0 { list = ccurl_slist_append(list, "Transfer-Encoding: chunked") }
             check(CurlOption.readFunction, ccurl_easy_setopt_data_callback(easy, CurlOption.readFunction, curlReadCallback))
             check(CurlOption.readData, ccurl_easy_setopt_pointer(easy, CurlOption.readData, context))
             check(CurlOption.seekFunction, ccurl_easy_setopt_seek_callback(easy, CurlOption.seekFunction, curlSeekCallback))

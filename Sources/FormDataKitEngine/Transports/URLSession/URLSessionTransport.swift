@@ -123,12 +123,15 @@ public final class URLSessionTransport: FormDataTransport {
     /// URLSession cannot stream with an exact length on Linux, so a segment body (a request built
     /// by hand: ``FormDataRequest`` hands over bytes or a file) goes through ``BodyDelivery`` like
     /// any other: in memory up to ``inMemoryFileBodyLimit``, else a temporary file (removed at
-    /// the end). A file body up to ``inMemoryFileBodyLimit`` is read into memory.
+    /// the end). A file body up to ``inMemoryFileBodyLimit`` is read into memory. A body with
+    /// streams is refused (``FormDataError/transportCannotStream(transport:)``): it does not take
+    /// `TransportBodyForms.stream`.
     func sendableBody(_ body: TransportRequest.Body) throws(FormDataError) -> (TransportRequest.Body, TemporaryFile?) {
         switch body {
         case .source(let source):
             do throws(FormDataError) {
-                let delivered = try BodyDelivery.deliver(source, to: acceptedBodyForms, inMemoryLimit: inMemoryBodyLimit)
+                let delivered = try BodyDelivery.deliver(
+                    source, to: acceptedBodyForms, inMemoryLimit: inMemoryBodyLimit, transport: "URLSessionTransport")
                 return (delivered.body, delivered.temporaryFile)
             } catch {
                 throw FormDataError.whileSending(error)
