@@ -12,14 +12,14 @@ extension FormDataRequest {
     /// (use ``addStream(length:withFileName:andContentType:forKey:makeStream:)`` to allow it).
     /// - Parameters:
     ///   - stream: the stream (opened when first read, closed at its end).
-    ///   - length: the exact number of bytes, or nil when unknown.
+    ///   - length: the exact number of bytes, or nil (or a negative number) when unknown.
     ///   - fileName: the `filename` sent.
     ///   - contentType: the part's type; nil: from the file name's extension.
     ///   - key: the field name.
     public func addStream(
         _ stream: InputStream, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) {
-        let field = Self.streamField(BodyStream(stream, length: length.map { UInt64(max(0, $0)) }, field: key), fileName, contentType, key)
+        let field = Self.streamField(BodyStream(stream, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
 
@@ -27,14 +27,14 @@ extension FormDataRequest {
     /// ``addStream(_:length:withFileName:andContentType:forKey:)-(InputStream,_,_,_,_)`` does.
     /// - Parameters:
     ///   - stream: the stream (opened when first read, closed at its end).
-    ///   - length: the exact number of bytes, or nil when unknown.
+    ///   - length: the exact number of bytes, or nil (or a negative number) when unknown.
     ///   - fileName: the `filename` sent.
     ///   - contentType: the part's type; nil: from the file name's extension.
     ///   - key: the field name.
     public func setStream(
         _ stream: InputStream, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) {
-        let field = Self.streamField(BodyStream(stream, length: length.map { UInt64(max(0, $0)) }, field: key), fileName, contentType, key)
+        let field = Self.streamField(BodyStream(stream, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.setFile(field) }
     }
 
@@ -44,21 +44,22 @@ extension FormDataRequest {
     /// error the sequence throws fails the send (`FormDataError.streamFailed(field:underlying:)`).
     /// - Parameters:
     ///   - sequence: the pieces, in order.
-    ///   - length: the exact number of bytes they add up to, or nil when unknown.
+    ///   - length: the exact number of bytes they add up to, or nil (or a negative number) when unknown.
     ///   - fileName: the `filename` sent.
     ///   - contentType: the part's type; nil: from the file name's extension.
     ///   - key: the field name.
     public func addStream<S: AsyncSequence & Sendable>(
         _ sequence: S, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) where S.Element == Data {
-        let field = Self.streamField(BodyStream(sequence, length: length.map { UInt64(max(0, $0)) }, field: key), fileName, contentType, key)
+        let field = Self.streamField(
+            BodyStream(sequence, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
 
     /// Appends a file field whose bytes a stream from `makeStream` gives, a new stream for every
     /// attempt: retries, redirects that re-send the body and challenge re-sends call it again.
     /// - Parameters:
-    ///   - length: the exact number of bytes each stream gives, or nil when unknown.
+    ///   - length: the exact number of bytes each stream gives, or nil (or a negative number) when unknown.
     ///   - fileName: the `filename` sent.
     ///   - contentType: the part's type; nil: from the file name's extension.
     ///   - key: the field name.
@@ -67,7 +68,7 @@ extension FormDataRequest {
         length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String,
         makeStream: @escaping @Sendable () throws -> InputStream
     ) {
-        let stream = BodyStream(length: length.map { UInt64(max(0, $0)) }, field: key, makeStream: makeStream)
+        let stream = BodyStream(length: Self.declared(length), field: key, makeStream: makeStream)
         let field = Self.streamField(stream, fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
@@ -78,9 +79,9 @@ extension FormDataRequest {
     /// name the field `body`.
     /// - Parameters:
     ///   - stream: the stream (opened when first read, closed at its end).
-    ///   - length: the exact number of bytes, or nil when unknown.
+    ///   - length: the exact number of bytes, or nil (or a negative number) when unknown.
     public func appendPostData(from stream: InputStream, length: Int64?) {
-        let part = BodyStream(stream, length: length.map { UInt64(max(0, $0)) }, field: "body")
+        let part = BodyStream(stream, length: Self.declared(length), field: "body")
         mutateBody { $0.rawBody = ($0.rawBody ?? []) + [.stream(part)] }
     }
 
@@ -88,6 +89,9 @@ extension FormDataRequest {
     /// stream of unknown length (it goes out `Transfer-Encoding: chunked`; ``requestHeaders``
     /// then has that header and no `Content-Length`). True before a build.
     public var isPostLengthKnown: Bool { state.withLock { $0.built?.isLengthKnown ?? true } }
+
+    /// A declared length: nil for none or a negative one (AFNetworking's -1).
+    private static func declared(_ length: Int64?) -> UInt64? { length.flatMap { $0 >= 0 ? UInt64($0) : nil } }
 
     private static func streamField(_ stream: BodyStream, _ fileName: String, _ contentType: String?, _ key: String) -> FormFileField {
         FormFileField(

@@ -18,6 +18,9 @@ public final class BodyReader {
     public private(set) var segmentIndex = 0
     /// Bytes returned so far.
     public private(set) var bytesRead: UInt64 = 0
+    /// Whether the last chunk came from a stream (what it had then: a reader hands it on
+    /// rather than wait for more).
+    public private(set) var lastChunkFromStream = false
 
     private let chunkSize: Int
     private var offsetInSegment = 0
@@ -62,6 +65,7 @@ public final class BodyReader {
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard buffer.count > 0 else { return 0 }
         if let failure { throw failure }
+        lastChunkFromStream = false
         var index = started ? segmentIndex : 0
         started = true
         while index < source.segments.count {
@@ -97,6 +101,7 @@ public final class BodyReader {
                 if got > 0 {
                     segmentIndex = index
                     bytesRead += UInt64(got)
+                    lastChunkFromStream = true
                     return got
                 }
                 openStream = nil

@@ -215,6 +215,8 @@ package final class BodyReadAhead: @unchecked Sendable {
                     atEnd = true
                     break
                 }
+                // A stream's bytes go as they come: the next read may wait for the stream.
+                if claim.reader.lastChunkFromStream { break }
             }
         } catch {
             readError = error
