@@ -177,11 +177,7 @@ struct SendStateMachine: Sendable {
     /// redirect, a challenge): a body whose stream cannot be read again and already went out
     /// fails the send instead, saying why.
     private mutating func begin(_ request: TransportRequest, now: UInt64, resend: String? = nil) -> [Action] {
-        if let resend, unreplayableBodySent, request.body != .none, !request.body.isReplayable {
-            let field = request.body.segments?.streams.first { !$0.isReplayable }?.field ?? "body"
-            state = .finished
-            return [.finish(.failure(.streamNotReplayable(field: field, reason: resend)))]
-        }
+        if let resend, let refusal = refusedResend(of: request, reason: resend) { return refusal }
         let id = nextID
         nextID += 1
         state = .exchanging(Exchange(id: id, request: request))
@@ -258,6 +254,15 @@ struct SendStateMachine: Sendable {
         return retry(afterNanoseconds: wait, now: now)
     }
 
+    /// The end of the send when `request` would send again a body whose one-shot stream already
+    /// went out (`reason`: why it would), else nil.
+    private mutating func refusedResend(of request: TransportRequest, reason: String) -> [Action]? {
+        guard unreplayableBodySent, request.body != .none, !request.body.isReplayable else { return nil }
+        let field = request.body.segments?.streams.first { !$0.isReplayable }?.field ?? "body"
+        state = .finished
+        return [.finish(.failure(.streamNotReplayable(field: field, reason: reason)))]
+    }
+
     /// Arms the clock for the end of a wait (or the total deadline, if it comes first).
     private mutating func armWake(_ until: UInt64) -> [Action] {
         timerDeadline = totalDeadline.map { min($0, until) } ?? until
@@ -266,6 +271,7 @@ struct SendStateMachine: Sendable {
 
     /// Starts the send again from the original request, at once or after `wait` nanoseconds.
     private mutating func retry(afterNanoseconds wait: UInt64, now: UInt64) -> [Action] {
+        if let refusal = refusedResend(of: original, reason: "a retry") { return refusal }
         let count = retrying.count()
         (redirects, authRetries) = (0, 0)
         var actions: [Action] = []
