@@ -32,6 +32,11 @@ public protocol AFMultipartFormData: AnyObject {
     /// is read now — into memory, or a private temporary file when it is large — so the body can
     /// be read again and its length is exact. A stream with fewer or more bytes than `length` is
     /// an error, thrown when the block returns.
+    ///
+    /// FormDataKit's addition: a `length` of -1 (unknown) keeps the stream as it is, read only
+    /// while the body is sent, which then goes `Transfer-Encoding: chunked` (no `Content-Length`);
+    /// such a body is read once (a re-send fails with `FormDataError.streamNotReplayable`), and
+    /// only streaming transports send it (curl, AsyncHTTPClient). Other negative lengths are errors.
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String)
 
     /// Appends `data` as a file part `name` with the given file name and MIME type.

@@ -59,7 +59,13 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
     func appendPart(with inputStream: InputStream?, name: String, fileName: String, length: Int64, mimeType: String) {
         record {
             try HeaderParameterEscaping.requireSafeHeaderValue(mimeType, field: name)
-            let content = try readStream(inputStream, name: name, length: length)
+            let content: MultipartPart.Content
+            if length == -1, let inputStream {
+                // Unknown length (FormDataKit's addition): read while sent, chunked.
+                content = .stream(StreamedContent(inputStream, length: nil, field: name))
+            } else {
+                content = try readStream(inputStream, name: name, length: length)
+            }
             parts.append(.file(name: name, fileName: fileName, contentType: mimeType, content: content))
         }
     }
@@ -124,7 +130,11 @@ final class AFStreamingMultipartFormData: AFMultipartFormData {
         result.httpBodyStream = AFMultipartBodyStream(
             source: source, packetSize: packetSize, delay: delay, keeping: temporaryFiles)
         result.setValue("multipart/form-data; boundary=\(boundary)", forHTTPHeaderField: "Content-Type")
-        result.setValue(String(source.length), forHTTPHeaderField: "Content-Length")
+        if source.isLengthKnown {
+            result.setValue(String(source.length), forHTTPHeaderField: "Content-Length")
+        } else {
+            result.setValue("chunked", forHTTPHeaderField: "Transfer-Encoding")
+        }
         return result
     }
 

@@ -182,7 +182,8 @@ final class Send: @unchecked Sendable {
         task?.cancel()
     }
 
-    var totalLength: Int64 { Int64(clamping: request.body.length) }
+    /// The body's length; for a length not known, what was handed over counts as expected.
+    var totalLength: Int64? { request.body.knownLength.map { Int64(clamping: $0) } }
 
     // MARK: - Running
 
@@ -220,22 +221,28 @@ final class Send: @unchecked Sendable {
 
     private func makeRequest() throws -> HTTPClient.Request {
         var headers = HTTPHeaders()
-        for header in request.headers where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame {
+        // The framing is the body's: Content-Length, or chunked (contentLength nil) for a length not known.
+        for header in request.headers
+        where header.name.caseInsensitiveCompare("Content-Length") != .orderedSame
+            && header.name.caseInsensitiveCompare("Transfer-Encoding") != .orderedSame
+        {
             headers.add(name: header.name, value: header.value)
         }
         var body: HTTPClient.Body?
         if let source = request.body.segments {
             let chunkSize = self.chunkSize
-            body = .stream(contentLength: Int64(clamping: request.body.length)) { [weak self] writer in
+            let known = request.body.knownLength.map { Int64(clamping: $0) }
+            body = .stream(contentLength: known) { [weak self] writer in
                 let loop = MultiThreadedEventLoopGroup.singleton.any()
                 guard let self else { return loop.makeFailedFuture(HTTPClientError.cancelled) }
                 let stream = BodyStream(source, chunkSize: chunkSize, loop: loop)
-                let length = Int64(clamping: request.body.length)
-                return stream.write(into: writer, remaining: length) { [weak self] count in self?.handedOver(count) }.flatMapErrorThrowing {
-                    [weak self] error in
-                    if let error = error as? FormDataError { self?.bodyFailed(error) }
-                    throw error
-                }
+                // A length not known: to the reader's end.
+                return stream.write(into: writer, remaining: known ?? .max) { [weak self] count in self?.handedOver(count) }
+                    .flatMapErrorThrowing {
+                        [weak self] error in
+                        if let error = error as? FormDataError { self?.bodyFailed(error) }
+                        throw error
+                    }
             }
         }
         return try HTTPClient.Request(url: request.url, method: HTTPMethod(rawValue: request.method), headers: headers, body: body)
@@ -249,7 +256,8 @@ final class Send: @unchecked Sendable {
             handedOver += Int64(count)
             return handedOver
         }
-        observer.transportDidSendBodyData(bytesSent: Int64(count), totalBytesSent: min(soFar, totalLength), totalBytesExpected: totalLength)
+        let sent = min(soFar, totalLength ?? .max)
+        observer.transportDidSendBodyData(bytesSent: Int64(count), totalBytesSent: sent, totalBytesExpected: totalLength ?? sent)
     }
 
     /// A part could not be read: the exchange ends now, with that error (not when the server

@@ -8,6 +8,9 @@ struct Post: AsyncParsableCommand {
         abstract: "Send a form, curl style.",
         discussion: """
             -F name=value adds a value field; -F name=@path[;type=TYPE][;filename=NAME] adds a file.
+            -F name=@- streams standard input as a file part (filename "-" unless filename= is given),
+            sent chunked: its length is not known. -F name=<path (or <- for standard input) sends the
+            file's text as a value field (read whole first, as curl does).
             The body is multipart/form-data unless --urlencoded is given. The response body goes to
             standard output, the status line and headers to standard error.
             """)
@@ -140,6 +143,12 @@ struct FieldSpec {
         guard let equals = text.firstIndex(of: "=") else { throw ValidationError("Bad -F (want name=value or name=@path): \(text)") }
         let name = String(text[..<equals])
         let rest = String(text[text.index(after: equals)...])
+        if rest.hasPrefix("<") {
+            let path = String(rest.dropFirst())
+            guard let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+            else { throw ValidationError("Cannot read \(path) for -F \(name)=<\(path)") }
+            return FieldSpec(name: name, value: String(decoding: data, as: UTF8.self))
+        }
         guard rest.hasPrefix("@") else { return FieldSpec(name: name, value: rest) }
         let pieces = rest.dropFirst().split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         var spec = FieldSpec(name: name, filePath: pieces[0])
@@ -158,6 +167,12 @@ struct FieldSpec {
     func add(to request: FormDataRequest, urlencoded: Bool) throws {
         if let filePath {
             if urlencoded { throw ValidationError("--urlencoded cannot send files (\(name)=@\(filePath))") }
+            if filePath == "-" {
+                // Standard input as it comes: a pipe has no length, so the body goes chunked.
+                guard let input = InputStream(fileAtPath: "/dev/stdin") else { throw ValidationError("Cannot read standard input") }
+                request.addStream(input, withFileName: fileName ?? "-", andContentType: contentType, forKey: name)
+                return
+            }
             try request.addFile(filePath, withFileName: fileName, andContentType: contentType, forKey: name)
         } else {
             request.addPostValue(value ?? "", forKey: name)

@@ -19,7 +19,7 @@ extension FormDataRequest {
     public func addStream(
         _ stream: InputStream, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) {
-        let field = Self.streamField(BodyStream(stream, length: Self.declared(length), field: key), fileName, contentType, key)
+        let field = Self.streamField(StreamedContent(stream, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
 
@@ -34,7 +34,7 @@ extension FormDataRequest {
     public func setStream(
         _ stream: InputStream, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) {
-        let field = Self.streamField(BodyStream(stream, length: Self.declared(length), field: key), fileName, contentType, key)
+        let field = Self.streamField(StreamedContent(stream, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.setFile(field) }
     }
 
@@ -52,7 +52,7 @@ extension FormDataRequest {
         _ sequence: S, length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String
     ) where S.Element == Data {
         let field = Self.streamField(
-            BodyStream(sequence, length: Self.declared(length), field: key), fileName, contentType, key)
+            StreamedContent(sequence, length: Self.declared(length), field: key), fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
 
@@ -68,7 +68,7 @@ extension FormDataRequest {
         length: Int64? = nil, withFileName fileName: String, andContentType contentType: String?, forKey key: String,
         makeStream: @escaping @Sendable () throws -> InputStream
     ) {
-        let stream = BodyStream(length: Self.declared(length), field: key, makeStream: makeStream)
+        let stream = StreamedContent(length: Self.declared(length), field: key, makeStream: makeStream)
         let field = Self.streamField(stream, fileName, contentType, key)
         mutateBody { $0.form.addFile(field) }
     }
@@ -81,7 +81,7 @@ extension FormDataRequest {
     ///   - stream: the stream (opened when first read, closed at its end).
     ///   - length: the exact number of bytes, or nil (or a negative number) when unknown.
     public func appendPostData(from stream: InputStream, length: Int64?) {
-        let part = BodyStream(stream, length: Self.declared(length), field: "body")
+        let part = StreamedContent(stream, length: Self.declared(length), field: "body")
         mutateBody { $0.rawBody = ($0.rawBody ?? []) + [.stream(part)] }
     }
 
@@ -93,7 +93,7 @@ extension FormDataRequest {
     /// A declared length: nil for none or a negative one (AFNetworking's -1).
     private static func declared(_ length: Int64?) -> UInt64? { length.flatMap { $0 >= 0 ? UInt64($0) : nil } }
 
-    private static func streamField(_ stream: BodyStream, _ fileName: String, _ contentType: String?, _ key: String) -> FormFileField {
+    private static func streamField(_ stream: StreamedContent, _ fileName: String, _ contentType: String?, _ key: String) -> FormFileField {
         FormFileField(
             name: key, fileName: fileName, contentType: contentType ?? mimeType(forFileAtPath: fileName) ?? MIMETypes.fallback,
             content: .stream(stream))

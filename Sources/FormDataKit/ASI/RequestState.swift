@@ -65,5 +65,5 @@ enum RawBodyPart: Sendable, Equatable {
     /// length; a file that changes after that fails the send rather than send other bytes).
     case file(path: String)
     /// The bytes of this stream, read when the body is sent.
-    case stream(BodyStream)
+    case stream(StreamedContent)
 }

@@ -80,7 +80,7 @@ package struct BodyBuilder {
 
     /// Appends a stream segment (the debug text shows `[stream of unknown length]` or
     /// `[N bytes of data from a stream]`).
-    mutating func appendStream(_ stream: BodyStream, partContentType: String?) {
+    mutating func appendStream(_ stream: StreamedContent, partContentType: String?) {
         debugText?.append(stream.declaredLength.map { "[\($0) bytes of data from a stream]" } ?? "[stream of unknown length]")
         flush()
         segments.append(BodySegment(.stream(stream), partContentType: partContentType))

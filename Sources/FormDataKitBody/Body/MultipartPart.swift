@@ -23,7 +23,7 @@ package struct MultipartPart: Sendable {
         /// A file range, read when the body is read.
         case file(FileRange)
         /// A stream, read when the body is read (its content cannot be scanned for the boundary).
-        case stream(BodyStream)
+        case stream(StreamedContent)
     }
 
     /// How a part's header lines are made.

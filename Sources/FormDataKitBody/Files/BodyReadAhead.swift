@@ -12,7 +12,7 @@ import Foundation
 /// the pool, through the ``FileOpening`` given: the readers are let go there too, never where the
 /// transport lets the read-ahead go. Each file's size is checked before its last chunk goes
 /// (``OpenedFileRange``): a file that changed size fails the read, never sends a wrong body.
-/// A stream segment (``BodyStream``) is read the same way, on a worker (a read may wait for the
+/// A stream segment (``StreamedContent``) is read the same way, on a worker (a read may wait for the
 /// stream), its declared length checked before its last bytes go (``StreamSegmentReader``).
 ///
 /// Memory is bounded: two chunks of `chunkSize` bytes (or of the body's length, when shorter),

@@ -1,20 +1,20 @@
 import FormDataKitWire
 import Foundation
 
-/// Reads one attempt of a body's stream segment (``BodyStream``) for ``BodyReader``: on a
+/// Reads one attempt of a body's stream segment (``StreamedContent``) for ``BodyReader``: on a
 /// ``BodyReaderPool`` worker (a read may block until the stream has bytes), never on a
 /// transport's thread. A declared length is checked both ways before the stream's last bytes
 /// are handed on: a stream that ends early or has more fails the read.
 final class StreamSegmentReader {
-    private let stream: BodyStream
+    private let stream: StreamedContent
     private let input: InputStream?
     private let pieces: AsyncPieces?
     private var count: UInt64 = 0
     private var checkedEnd = false
 
     /// A reader of the stream `stream` gives for this attempt.
-    /// - Throws: what ``BodyStream/take(reason:)`` throws.
-    init(_ stream: BodyStream) throws(FormDataError) {
+    /// - Throws: what ``StreamedContent/take(reason:)`` throws.
+    init(_ stream: StreamedContent) throws(FormDataError) {
         self.stream = stream
         switch try stream.take() {
         case .inputStream(let input):

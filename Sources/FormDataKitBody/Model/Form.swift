@@ -27,7 +27,7 @@ public struct FormFileField: Sendable, Equatable {
         /// These bytes.
         case data(Data)
         /// The bytes a stream gives when the body is sent (of a declared length or none).
-        case stream(BodyStream)
+        case stream(StreamedContent)
     }
 
     /// The field's name.

@@ -52,7 +52,7 @@ public enum BodyDelivery {
     /// - Returns: the body to send and the temporary file newly made for it, if any.
     /// - Throws: ``FormDataError`` when a file part cannot be read or changed size, or the spool
     ///   cannot be written (nothing is left on disk); ``FormDataError/transportCannotStream(transport:)``
-    ///   for a body with streams (``BodyStream``) and a transport that does not take streams
+    ///   for a body with streams (``StreamedContent``) and a transport that does not take streams
     ///   (`transport` names it in the error).
     package static func deliver(
         _ source: BodySource, to forms: TransportBodyForms, inMemoryLimit: UInt64,

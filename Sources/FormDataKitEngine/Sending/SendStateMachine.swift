@@ -80,7 +80,7 @@ struct SendStateMachine: Sendable {
     /// What progress ends at: the body length, or what was sent of a body of unknown length.
     private var finalBodyLength: Int64 { original.body.knownLength == nil ? latestSent : bodyLength }
 
-    /// Whether a byte of a body that cannot be read again (``BodyStream`` without a factory)
+    /// Whether a byte of a body that cannot be read again (``StreamedContent`` without a factory)
     /// went out in an attempt: then it is never sent again.
     private var unreplayableBodySent = false
 

@@ -34,8 +34,8 @@ public struct BodySegment: Sendable, Equatable {
         case bytes(Data)
         /// Bytes read from a file when the body is read.
         case file(FileRange)
-        /// Bytes a stream gives when the body is read (``BodyStream``).
-        case stream(BodyStream)
+        /// Bytes a stream gives when the body is read (``StreamedContent``).
+        case stream(StreamedContent)
     }
 
     /// The segment's bytes, or where to read them.
@@ -65,7 +65,7 @@ public struct BodySegment: Sendable, Equatable {
     }
 
     /// The stream the segment reads, if it is one.
-    public var stream: BodyStream? {
+    public var stream: StreamedContent? {
         if case .stream(let stream) = content { return stream }
         return nil
     }
@@ -97,7 +97,7 @@ public struct BodySource: Sendable, Equatable {
     public var knownLength: UInt64? { isLengthKnown ? length : nil }
 
     /// The streams the body reads, in order.
-    public var streams: [BodyStream] { segments.compactMap(\.stream) }
+    public var streams: [StreamedContent] { segments.compactMap(\.stream) }
 
     /// Whether the body has no bytes at all (no segment gives any).
     public var isEmpty: Bool { isLengthKnown && length == 0 }

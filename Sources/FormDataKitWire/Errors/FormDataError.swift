@@ -97,7 +97,7 @@ public enum FormDataError: Error, Sendable, Equatable {
 
     // MARK: - Streamed parts
 
-    /// The stream of field `field` (``BodyStream``; `body` for a raw body) did not give the
+    /// The stream of field `field` (``StreamedContent``; `body` for a raw body) did not give the
     /// `declaredLength` bytes it was added with: it ended after `streamedLength` bytes, or had
     /// more (`streamedLength` is then `declaredLength + 1`: reading stopped at the first extra
     /// byte). The send failed before a wrong body went out.

@@ -172,7 +172,7 @@ public struct TransportRequest: Sendable, Equatable {
         }
 
         /// Whether the body can be sent again (another attempt, a redirect, a challenge): false
-        /// when it reads a stream added without a factory (``BodyStream/isReplayable``).
+        /// when it reads a stream added without a factory (``StreamedContent/isReplayable``).
         public var isReplayable: Bool {
             if case .source(let source) = self { return source.isReplayable }
             return true

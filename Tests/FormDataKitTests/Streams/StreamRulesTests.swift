@@ -14,11 +14,11 @@ struct StreamRulesTests {
     static let url = URL(string: "http://example.test/upload")!
     static let timedOut = FormDataError.timedOut(underlying: UnderlyingError(domain: "libcurl", code: 28, message: "idle"))
 
-    static func source(_ stream: BodyStream) -> BodySource {
+    static func source(_ stream: StreamedContent) -> BodySource {
         BodySource(segments: [BodySegment(.bytes(Data("head".utf8))), BodySegment(.stream(stream)), BodySegment(.bytes(Data("tail".utf8)))])
     }
 
-    static func request(_ stream: BodyStream) -> TransportRequest {
+    static func request(_ stream: StreamedContent) -> TransportRequest {
         TransportRequest(url: url, method: "POST", headers: [], body: .source(source(stream)), timeoutInterval: 0)
     }
 
@@ -28,7 +28,7 @@ struct StreamRulesTests {
 
     @Test("a body with a stream of unknown length has no known length, and reads to the stream's end")
     func unknownLength() throws {
-        let body = Self.source(BodyStream(InputStream(data: Data("middle".utf8)), length: nil, field: "s"))
+        let body = Self.source(StreamedContent(InputStream(data: Data("middle".utf8)), length: nil, field: "s"))
         #expect(body.knownLength == nil)
         #expect(body.length == 8)
         #expect(try body.readAll() == Data("headmiddletail".utf8))
@@ -36,18 +36,18 @@ struct StreamRulesTests {
 
     @Test("a declared length is checked both ways, naming the field and both lengths")
     func declaredLength() throws {
-        let exact = Self.source(BodyStream(InputStream(data: Data("middle".utf8)), length: 6, field: "s"))
+        let exact = Self.source(StreamedContent(InputStream(data: Data("middle".utf8)), length: 6, field: "s"))
         #expect(exact.knownLength == 14)
         #expect(try exact.readAll() == Data("headmiddletail".utf8))
-        let short = Self.source(BodyStream(InputStream(data: Data("mid".utf8)), length: 6, field: "short"))
+        let short = Self.source(StreamedContent(InputStream(data: Data("mid".utf8)), length: 6, field: "short"))
         #expect(throws: FormDataError.streamLengthMismatch(field: "short", declaredLength: 6, streamedLength: 3)) { try short.readAll() }
-        let long = Self.source(BodyStream(InputStream(data: Data("middle!".utf8)), length: 6, field: "long"))
+        let long = Self.source(StreamedContent(InputStream(data: Data("middle!".utf8)), length: 6, field: "long"))
         #expect(throws: FormDataError.streamLengthMismatch(field: "long", declaredLength: 6, streamedLength: 7)) { try long.readAll() }
     }
 
     @Test("a stream longer than declared: its last bytes are never handed on")
     func lastBytesHeldBack() throws {
-        let stream = BodyStream(InputStream(data: Data("abcdefg".utf8)), length: 6, field: "long")
+        let stream = StreamedContent(InputStream(data: Data("abcdefg".utf8)), length: 6, field: "long")
         let reader = BodySource(segments: [BodySegment(.stream(stream))]).makeReader(chunkSize: 4)
         var buffer = [UInt8](repeating: 0, count: 4)
         let first = try buffer.withUnsafeMutableBytes { (bytes) throws(FormDataError) in try reader.read(into: bytes) }
@@ -60,11 +60,11 @@ struct StreamRulesTests {
 
     @Test("a stream is taken once; a factory makes one per attempt")
     func takenOnce() throws {
-        let once = BodyStream(InputStream(data: Data()), length: nil, field: "once")
+        let once = StreamedContent(InputStream(data: Data()), length: nil, field: "once")
         _ = try once.take()
         #expect(throws: FormDataError.streamNotReplayable(field: "once", reason: "a retry")) { try once.take(reason: "a retry") }
         let made = Locked<Int>(0)
-        let factory = BodyStream(length: nil, field: "made") {
+        let factory = StreamedContent(length: nil, field: "made") {
             made.withLock { $0 += 1 }
             return InputStream(data: Data())
         }
@@ -76,7 +76,7 @@ struct StreamRulesTests {
 
     @Test("a retry after the one-shot stream's bytes went fails saying why; with a factory it is sent again")
     func retryRule() {
-        var oneShot = Self.machine(Self.request(BodyStream(InputStream(data: Data()), length: nil, field: "once")))
+        var oneShot = Self.machine(Self.request(StreamedContent(InputStream(data: Data()), length: nil, field: "once")))
         _ = oneShot.handle(.start(now: 0))
         _ = oneShot.handle(.bodySent(id: 1, totalBytesSent: 10, now: 1))
         #expect(
@@ -85,7 +85,7 @@ struct StreamRulesTests {
             ])
         #expect(oneShot.retryCount == 0)
 
-        let request = Self.request(BodyStream(length: nil, field: "made") { InputStream(data: Data()) })
+        let request = Self.request(StreamedContent(length: nil, field: "made") { InputStream(data: Data()) })
         var factory = Self.machine(request)
         _ = factory.handle(.start(now: 0))
         _ = factory.handle(.bodySent(id: 1, totalBytesSent: 10, now: 1))
@@ -95,7 +95,7 @@ struct StreamRulesTests {
 
     @Test("a one-shot stream whose bytes did not go yet may be retried (the reader refuses it if it was read)")
     func retryBeforeBytes() {
-        let request = Self.request(BodyStream(InputStream(data: Data()), length: nil, field: "once"))
+        let request = Self.request(StreamedContent(InputStream(data: Data()), length: nil, field: "once"))
         var machine = Self.machine(request)
         _ = machine.handle(.start(now: 0))
         #expect(machine.handle(.exchangeEnded(id: 1, error: Self.timedOut, now: 2)).contains(.startExchange(id: 2, request: request)))
@@ -104,14 +104,14 @@ struct StreamRulesTests {
     @Test("a 411 to a body of unknown length is lengthRequired; to a known length it is the response")
     func lengthRequired() {
         let head = TransportResponseHead(statusCode: 411, headers: [:])
-        var machine = Self.machine(Self.request(BodyStream(InputStream(data: Data()), length: nil, field: "s")))
+        var machine = Self.machine(Self.request(StreamedContent(InputStream(data: Data()), length: nil, field: "s")))
         _ = machine.handle(.start(now: 0))
         _ = machine.handle(.responseHead(id: 1, head: head, now: 1))
         #expect(
             machine.handle(.exchangeEnded(id: 1, error: nil, now: 2)).last
                 == .finish(.failure(.lengthRequired(url: Self.url.absoluteString))))
 
-        var known = Self.machine(Self.request(BodyStream(InputStream(data: Data()), length: 0, field: "s")))
+        var known = Self.machine(Self.request(StreamedContent(InputStream(data: Data()), length: 0, field: "s")))
         _ = known.handle(.start(now: 0))
         _ = known.handle(.responseHead(id: 1, head: head, now: 1))
         guard case .finish(.response(let answered, _, _))? = known.handle(.exchangeEnded(id: 1, error: nil, now: 2)).last else {
@@ -123,7 +123,7 @@ struct StreamRulesTests {
 
     @Test("progress of a body of unknown length is not capped and ends at what was sent")
     func progressUnknownLength() {
-        var machine = Self.machine(Self.request(BodyStream(InputStream(data: Data()), length: nil, field: "s")))
+        var machine = Self.machine(Self.request(StreamedContent(InputStream(data: Data()), length: nil, field: "s")))
         _ = machine.handle(.start(now: 0))
         _ = machine.handle(.responseHead(id: 1, head: TransportResponseHead(statusCode: 200, headers: [:]), now: 1))
         #expect(machine.handle(.bodySent(id: 1, totalBytesSent: 5_000, now: 2)) == [.reportProgress(delta: 5_000)])

@@ -7,6 +7,10 @@ import Testing
 
 @testable import FormDataKit
 
+#if AsyncHTTPClient
+import FormDataKitAsyncHTTPClient
+#endif
+
 /// Parts of unknown length (issue 56), sent over curl to receivers FormDataKit did not write:
 /// werkzeug and Go's net/http + mime/multipart, which hash every part they parsed.
 @Suite("Streamed parts at werkzeug and Go")
@@ -211,6 +215,31 @@ struct StreamedPartsTests {
             #expect(made.withLock { $0 } == 2)
         }
     }
+
+    #if AsyncHTTPClient
+    @Test("over AsyncHTTPClient too: unknown lengths chunked, declared ones exact, every part exact at werkzeug")
+    func asyncHTTPClient() async throws {
+        let transport = AsyncHTTPClientTransport()
+        do {
+            try await StreamPeer.with(.werkzeug) { peer in
+                for declared in [false, true] {
+                    let pipe = try PipeFeed()
+                    let request = Self.mixedRequest(
+                        to: peer.url(), pipe: pipe, pipeLength: declared ? Int64(Self.pipeBytes.count) : nil,
+                        asyncLength: declared ? Int64(Self.asyncBytes.count) : nil)
+                    request.transport = transport
+                    let result = try Self.result(try await request.start())
+                    #expect(result.te == (declared ? nil : ["chunked"]))
+                    #expect(result.files == Self.expectedFiles)
+                }
+            }
+        } catch {
+            try await transport.shutdown()
+            throw error
+        }
+        try await transport.shutdown()
+    }
+    #endif
 
     @Test("URLSessionTransport refuses a body with streams before anything is sent")
     func urlSessionRefuses() async throws {

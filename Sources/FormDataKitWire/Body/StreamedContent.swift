@@ -8,7 +8,7 @@ import Foundation
 /// ``FormDataError/streamNotReplayable(field:reason:)``); added with a factory, a fresh stream
 /// is made for every attempt. The body reader checks a declared length both ways
 /// (``FormDataError/streamLengthMismatch(field:declaredLength:streamedLength:)``).
-public final class BodyStream: @unchecked Sendable, Equatable {
+public final class StreamedContent: @unchecked Sendable, Equatable {
     // `@unchecked`: `taken` and `cancelHooks` are guarded by `lock`; a stream handed out by
     // ``take()`` is read by one reader at a time.
 
@@ -111,5 +111,5 @@ public final class BodyStream: @unchecked Sendable, Equatable {
     ///   - lhs: one stream.
     ///   - rhs: the other.
     /// - Returns: whether both are the same object.
-    public static func == (lhs: BodyStream, rhs: BodyStream) -> Bool { lhs === rhs }
+    public static func == (lhs: StreamedContent, rhs: StreamedContent) -> Bool { lhs === rhs }
 }
