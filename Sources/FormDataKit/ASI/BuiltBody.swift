@@ -15,6 +15,9 @@ struct BuiltBody: Sendable {
     /// The gzip-compressed body, when compression is on and the body is not empty (compressed
     /// straight from ``source``: nothing is spooled uncompressed).
     var compressed: CompressedBody?
+    /// Whether ``source`` is the gzip of the encoded body, compressed while it is sent (a body
+    /// with streams; ``compressed`` is nil then).
+    var compressesWhileSent = false
     /// The number of bytes that will be sent.
     var postLength: UInt64
     /// The debug log text, when the debug log is on.
@@ -51,7 +54,7 @@ struct BuiltBody: Sendable {
     var isLengthKnown: Bool { compressed != nil || source.isLengthKnown }
 
     /// The `Content-Encoding` the body needs (`gzip` for a compressed body), or nil.
-    var contentEncoding: String? { compressed == nil ? nil : "gzip" }
+    var contentEncoding: String? { compressed == nil && !compressesWhileSent ? nil : "gzip" }
 
     /// The headers the build adds to the caller's when the body is sent (or read through
     /// ``FormDataRequest/requestHeaders``): `Content-Type`, `Content-Length` (or
@@ -62,6 +65,7 @@ struct BuiltBody: Sendable {
         if let contentType { out.append(("Content-Type", contentType)) }
         if !isLengthKnown {
             out.append(("Transfer-Encoding", "chunked"))
+            if let contentEncoding { out.append(("Content-Encoding", contentEncoding)) }
         } else if postLength > 0 {
             out.append(("Content-Length", String(postLength)))
             if let contentEncoding { out.append(("Content-Encoding", contentEncoding)) }

@@ -237,7 +237,12 @@ extension FormDataRequest {
     private static func place(_ built: BuiltBody, onDisk: Bool, snapshot: RequestState) throws(FormDataError) -> BuiltBody {
         var built = built
         let source = built.source
-        if snapshot.shouldCompressRequestBody && !source.isEmpty {
+        if snapshot.shouldCompressRequestBody && !source.streams.isEmpty {
+            // Streams are read only while sent: compressed then, chunked.
+            built.source = GzipOnTheFly.body(of: source, level: snapshot.compressionLevel)
+            built.compressesWhileSent = true
+            built.postLength = 0
+        } else if snapshot.shouldCompressRequestBody && !source.isEmpty {
             // One pass from the parts: the uncompressed body is never spooled.
             let toFile = onDisk || source.length > BodyDelivery.defaultInMemoryLimit
             let compressed = try BodyCompressor.compress(

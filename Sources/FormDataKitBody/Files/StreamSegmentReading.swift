@@ -9,6 +9,7 @@ final class StreamSegmentReader {
     private let stream: StreamedContent
     private let input: InputStream?
     private let pieces: AsyncPieces?
+    private let pull: ((UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int)?
     private var count: UInt64 = 0
     private var checkedEnd = false
 
@@ -18,12 +19,12 @@ final class StreamSegmentReader {
         self.stream = stream
         switch try stream.take() {
         case .inputStream(let input):
-            self.input = input
-            self.pieces = nil
+            (self.input, self.pieces, self.pull) = (input, nil, nil)
+        case .reader(let pull):
+            (self.input, self.pieces, self.pull) = (nil, nil, pull)
         case .sequence(let makeNext):
             let pieces = AsyncPieces(makeNext: makeNext)
-            self.input = nil
-            self.pieces = pieces
+            (self.input, self.pieces, self.pull) = (nil, pieces, nil)
             stream.onCancel { [weak pieces] in pieces?.cancel() }
         }
     }
@@ -65,6 +66,7 @@ final class StreamSegmentReader {
     private func rawRead(into buffer: UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int {
         guard buffer.count > 0 else { return 0 }
         if let pieces { return try pieces.read(into: buffer, field: stream.field) }
+        if let pull { return try pull(buffer) }
         guard let input else { return 0 }
         if input.streamStatus == .notOpen { input.open() }
         if input.streamStatus == .atEnd { return 0 }

@@ -18,6 +18,9 @@ public final class StreamedContent: @unchecked Sendable, Equatable {
         case inputStream(InputStream)
         /// The pieces of an async sequence: `makeNext` gives a `next()` over a new iterator.
         case sequence(makeNext: @Sendable () -> () async throws -> Data?)
+        /// A reader made by the body engine (the gzip of a body, made as it is read): each call
+        /// copies the next bytes into the buffer, 0 at the end.
+        case reader((UnsafeMutableRawBufferPointer) throws(FormDataError) -> Int)
     }
 
     /// The field the stream is the content of (`body` for a raw body), named by its errors.
@@ -26,15 +29,27 @@ public final class StreamedContent: @unchecked Sendable, Equatable {
     public let declaredLength: UInt64?
     private let once: Source?
     private let factory: (@Sendable () throws -> Source)?
+    private let replayable: Bool
     private let lock = NSLock()
     private var taken = false
     private var cancelHooks: [@Sendable () -> Void] = []
 
-    private init(field: String, length: UInt64?, once: Source?, factory: (@Sendable () throws -> Source)?) {
+    private init(field: String, length: UInt64?, once: Source?, factory: (@Sendable () throws -> Source)?, replayable: Bool? = nil) {
         self.field = field
         self.declaredLength = length
         self.once = once
         self.factory = factory
+        self.replayable = replayable ?? (factory != nil)
+    }
+
+    /// Bytes of unknown length the body engine makes for each attempt with `makeSource`
+    /// (a compressed view of another body), replayable when `replayable` says so.
+    /// - Parameters:
+    ///   - field: the field named by errors.
+    ///   - replayable: whether another attempt can read it again.
+    ///   - makeSource: makes the source of one attempt.
+    package convenience init(field: String, replayable: Bool, makeSource: @escaping @Sendable () throws -> Source) {
+        self.init(field: field, length: nil, once: nil, factory: makeSource, replayable: replayable)
     }
 
     /// The bytes of `stream`, read once.
@@ -73,7 +88,7 @@ public final class StreamedContent: @unchecked Sendable, Equatable {
     }
 
     /// Whether a fresh stream can be made for another attempt.
-    public var isReplayable: Bool { factory != nil }
+    public var isReplayable: Bool { replayable }
 
     /// The stream for an attempt: a new one from the factory, or the one stream the first time.
     /// - Parameter reason: what asks for it again, for the error.

@@ -54,10 +54,12 @@ final class StreamPeer: Sendable {
 struct StreamPeerResult: Decodable {
     var te: [String]?
     var cl: Int?
+    /// The Content-Encoding (werkzeug only).
+    var ce: String?
     var files: [[String]]
     var fields: [[String]]
 
-    private enum Keys: String, CodingKey { case te, cl, files, fields }
+    private enum Keys: String, CodingKey { case te, cl, ce, files, fields }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
@@ -72,6 +74,7 @@ struct StreamPeerResult: Decodable {
         } else {
             cl = (try container.decodeIfPresent(String.self, forKey: .cl)).flatMap { Int($0) }
         }
+        ce = try? container.decodeIfPresent(String.self, forKey: .ce)
         let rows = try container.decode([[FlexibleValue]].self, forKey: .files)
         files = rows.map { $0.map(\.text) }
         fields = try container.decode([[String]].self, forKey: .fields)

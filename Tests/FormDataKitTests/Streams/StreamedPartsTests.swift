@@ -100,7 +100,7 @@ struct StreamedPartsTests {
         }
     }
 
-    @Test("a raw body from a pipe, of unknown length, goes chunked; gzip over a streamed part is exact")
+    @Test("a raw body from a pipe, of unknown length, goes chunked (and a 411 says so); gzip over a streamed part is compressed while sent, chunked, exact")
     func rawBodyAndGzip() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             let pipe = try PipeFeed()
@@ -119,7 +119,12 @@ struct StreamedPartsTests {
             let zipped = FormDataRequest(url: peer.url())
             zipped.shouldCompressRequestBody = true
             zipped.addStream(Self.sequence(Self.asyncPieces), withFileName: "gen.bin", andContentType: "text/plain", forKey: "generated")
+            try zipped.buildPostBody()
+            #expect(zipped.requestHeaders["Transfer-Encoding"] == "chunked")
+            #expect(zipped.requestHeaders["Content-Encoding"] == "gzip")
             let result = try Self.result(try await zipped.start())
+            #expect(result.te == ["chunked"])
+            #expect(result.ce == "gzip")
             #expect(result.files == [["generated", "gen.bin", "text/plain", String(Self.asyncBytes.count), SHA256.hex(Self.asyncBytes)]])
         }
     }
