@@ -100,7 +100,9 @@ struct StreamedPartsTests {
         }
     }
 
-    @Test("a raw body from a pipe, of unknown length, goes chunked (and a 411 says so); gzip over a streamed part is compressed while sent, chunked, exact")
+    @Test(
+        "a raw body from a pipe, of unknown length, goes chunked (and a 411 says so); gzip over a streamed part is compressed while sent, chunked, exact"
+    )
     func rawBodyAndGzip() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             let pipe = try PipeFeed()
