@@ -56,10 +56,18 @@ struct StreamPeerResult: Decodable {
     var cl: Int?
     /// The Content-Encoding (werkzeug only).
     var ce: String?
+    /// python-multipart's reading of the same bytes, `[name, filename, size, sha256]` (werkzeug's
+    /// receiver only), or why it could not read them.
+    var pythonMultipartFiles: [[String]]?
+    var pythonMultipartError: String?
     var files: [[String]]
     var fields: [[String]]
 
-    private enum Keys: String, CodingKey { case te, cl, ce, files, fields }
+    private enum Keys: String, CodingKey {
+        case te, cl, ce, files, fields
+        case pythonMultipartFiles = "pm_files"
+        case pythonMultipartError = "pm_error"
+    }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
@@ -78,6 +86,8 @@ struct StreamPeerResult: Decodable {
         let rows = try container.decode([[FlexibleValue]].self, forKey: .files)
         files = rows.map { $0.map(\.text) }
         fields = try container.decode([[String]].self, forKey: .fields)
+        pythonMultipartFiles = try container.decodeIfPresent([[FlexibleValue]].self, forKey: .pythonMultipartFiles)?.map { $0.map(\.text) }
+        pythonMultipartError = try container.decodeIfPresent(String.self, forKey: .pythonMultipartError)
     }
 
     private struct FlexibleValue: Decodable {

@@ -54,6 +54,15 @@ struct StreamedPartsTests {
         ["known", "known.bin", "image/png", String(known.count), SHA256.hex(known)],
     ]
 
+    /// python-multipart read the same parts (skipped with a note when it is not installed, unless CI).
+    static func expectPythonMultipart(_ result: StreamPeerResult) {
+        if let missing = result.pythonMultipartError {
+            if RealServers.required { Issue.record("python-multipart is needed: \(missing)") }
+            return
+        }
+        #expect(result.pythonMultipartFiles == expectedFiles.map { [$0[0], $0[1], $0[3], $0[4]] })
+    }
+
     static func result(_ response: FormDataResponse) throws -> StreamPeerResult {
         #expect(response.statusCode == 200, "\(String(decoding: response.body, as: UTF8.self))")
         return try JSONDecoder().decode(StreamPeerResult.self, from: response.body)
@@ -78,6 +87,7 @@ struct StreamedPartsTests {
             #expect(result.cl == nil)
             #expect(result.files == Self.expectedFiles)
             #expect(result.fields.count == 1)
+            if kind == .werkzeug { Self.expectPythonMultipart(result) }
         }
     }
 
@@ -192,6 +202,28 @@ struct StreamedPartsTests {
             let outcome = await send.result
             pipe.closeWriteEnd()
             #expect(throws: FormDataError.cancelled) { try outcome.get() }
+        }
+    }
+
+    @Test("a stream that has nothing yet holds only its own send: another send on the transport finishes meanwhile")
+    func slowStreamHoldsOnlyItsSend() async throws {
+        try await StreamPeer.with(.werkzeug) { peer in
+            let pipe = try PipeFeed()
+            let slow = FormDataRequest(url: peer.url())
+            slow.addStream(pipe.stream, withFileName: "p.bin", andContentType: nil, forKey: "piped")
+            let (sent, sentContinuation) = AsyncStream<Void>.makeStream()
+            slow.bytesSentBlock = { _, _ in sentContinuation.yield() }
+            pipe.feed([Self.known], closing: false)
+            let slowSend = Task { try await slow.start() }
+            for await _ in sent { break }
+            // The pipe is empty and open: the slow send waits for it, the other goes through.
+            let other = FormDataRequest(url: peer.url())
+            other.addData(Self.known, withFileName: "k.bin", andContentType: "image/png", forKey: "known")
+            #expect(try Self.result(try await other.start()).files.count == 1)
+            pipe.feed([Self.known])
+            let twice = Self.known + Self.known
+            let result = try Self.result(try await slowSend.value)
+            #expect(result.files == [["piped", "p.bin", "application/octet-stream", String(twice.count), SHA256.hex(twice)]])
         }
     }
 

@@ -4,7 +4,9 @@
 Usage: stream_server.py -> binds 127.0.0.1 on a free port, prints "PORT <n>", serves until
 stdin closes. Reads the whole body (Content-Length, or chunked: werkzeug's server dechunks it).
   /upload       JSON {"te", "cl", "ce", "body_bytes", "fields": [[name, value]],
-                      "files": [[name, filename, content_type, size, sha256]]}
+                      "files": [[name, filename, content_type, size, sha256]],
+                      "pm_files": [[name, filename, size, sha256]] (python-multipart's reading
+                      of the same bytes; "pm_error" when it is not installed)}
   /411          411 Length Required when the body has no Content-Length, else as /upload
   /redirect307  307 to /upload (the body read first)
 A gzip body (Content-Encoding: gzip) is inflated before parsing.
@@ -18,6 +20,24 @@ import threading
 
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
+
+
+def python_multipart_files(raw, content_type):
+    """The file parts python-multipart reads in `raw`, or an error text."""
+    try:
+        import python_multipart
+    except ImportError as error:
+        return None, f"python-multipart is not installed ({error})"
+    files = []
+
+    def on_file(file):
+        file.file_object.seek(0)
+        data = file.file_object.read()
+        files.append([file.field_name.decode(), (file.file_name or b"").decode(), len(data), hashlib.sha256(data).hexdigest()])
+
+    headers = {"Content-Type": content_type.encode(), "Content-Length": str(len(raw)).encode()}
+    python_multipart.parse_form(headers, io.BytesIO(raw), lambda field: None, on_file)
+    return files, None
 
 
 def app(environ, start_response):
@@ -48,6 +68,8 @@ def app(environ, start_response):
         files.append([name, storage.filename, storage.mimetype or None, len(data), hashlib.sha256(data).hexdigest()])
     result = {"te": te, "cl": length, "ce": encoding or None, "body_bytes": body_bytes,
               "fields": [[k, v] for k, v in request.form.items(multi=True)], "files": files}
+    pm_files, pm_error = python_multipart_files(raw, environ.get("CONTENT_TYPE", ""))
+    result["pm_files" if pm_error is None else "pm_error"] = pm_files if pm_error is None else pm_error
     return Response(json.dumps(result), mimetype="application/json")(environ, start_response)
 
 
