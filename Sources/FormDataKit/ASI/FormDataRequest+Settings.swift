@@ -158,7 +158,8 @@ extension FormDataRequest {
     }
 
     /// Called as the body goes out with the bytes sent since the last call and the body's total
-    /// length (ASIHTTPRequest's `bytesSentBlock(size, total)`). The sizes add up to the total.
+    /// length (ASIHTTPRequest's `bytesSentBlock(size, total)`). The sizes add up to the total
+    /// (0 while a stream's length is not known).
     public var bytesSentBlock: (@Sendable (_ sent: UInt64, _ total: UInt64) -> Void)? {
         get { sending.withLock { $0.callbacks.bytesSentBlock } }
         set { sending.withLock { $0.callbacks.bytesSentBlock = newValue } }
@@ -167,7 +168,8 @@ extension FormDataRequest {
     /// Called as the body goes out with the bytes the current attempt has sent so far and the
     /// body's length, after ``bytesSentBlock``; once more with `(length, length)` when the
     /// request finishes, if no call said so yet (an empty body, a response before the whole
-    /// body). A retry starts it again from 0. The way to follow a request's upload without KVO
+    /// body). A retry starts it again from 0. While a stream's length is not known the length is
+    /// 0, and the last call is `(sent, sent)`. The way to follow a request's upload without KVO
     /// (Linux cannot observe ``uploadProgress``): port ASI's `setUploadProgressDelegate:` as
     /// `request.uploadProgressBlock = { sent, length in bar.progress = Double(sent) / Double(max(length, 1)) }`.
     public var uploadProgressBlock: (@Sendable (_ sent: UInt64, _ length: UInt64) -> Void)? {
@@ -179,7 +181,9 @@ extension FormDataRequest {
 
     /// Upload progress of the current or last send, in bytes of the body (counted from the
     /// transport's send callbacks). Reaches exactly 1.0 when the request finishes; reset to 0 when
-    /// a send starts or is retried. The same discrete `Progress` for the request's life, never
+    /// a send starts or is retried. While a stream's length is not known its total is
+    /// `Int64.max` (the fraction stays near 0), set to the bytes sent when the request finishes.
+    /// The same discrete `Progress` for the request's life, never
     /// attached to a parent by itself: add it to one with `addChild(_:withPendingUnitCount:)`.
     public var uploadProgress: Progress { sending.withLock { $0.current.uploadProgress } }
 

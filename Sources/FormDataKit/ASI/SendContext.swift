@@ -20,8 +20,9 @@ final class SendContext: @unchecked Sendable {
     /// The send's temporary body file, which the send removes: the request then forgets the
     /// built body it belonged to.
     private var bodyFile: TemporaryFile?
-    /// The body's length (what ``FormDataRequest/uploadProgressBlock`` ends at).
-    private var bodyLength: UInt64 = 0
+    /// The body's length (what ``FormDataRequest/uploadProgressBlock`` ends at); nil when a
+    /// stream's length is not known (it then ends at what was sent).
+    private var bodyLength: UInt64? = 0
 
     init(
         request: FormDataRequest, inbox: CallbackInbox? = nil,
@@ -46,12 +47,13 @@ final class SendContext: @unchecked Sendable {
             let failure = (error as? FormDataError).map(FormDataError.whileSending)
             return send.end(failure ?? .unableToCreateRequest(underlying: UnderlyingError(error)))
         }
-        let length = transportRequest.body.length
+        let length = transportRequest.body.knownLength
         bodyLength = length
         let (callbacks, settings, membership) = request.sending.withLock { state in
             state.current.uploadProgress.completedUnitCount = 0
-            // Never 0: an empty body counts as one unit, completed when the request finishes.
-            state.current.uploadProgress.totalUnitCount = max(1, Int64(clamping: length))
+            // Never 0: an empty body counts as one unit, completed when the request finishes. An
+            // unknown length counts as all the units there are until the request finishes.
+            state.current.uploadProgress.totalUnitCount = length.map { max(1, Int64(clamping: $0)) } ?? .max
             return (state.callbacks, state.settings, state.membership)
         }
         do throws(FormDataError) {
@@ -64,12 +66,12 @@ final class SendContext: @unchecked Sendable {
         let started = callbacks.startedBlock
         // The upload size after the start; a queue sized the batch already (its requests do not
         // report it, as in ASI).
-        let sizeBlock = membership.queue == nil ? callbacks.uploadSizeIncrementedBlock : nil
+        let sizeBlock = membership.queue == nil && length != nil ? callbacks.uploadSizeIncrementedBlock : nil
         deliver(callsUser: delegate != nil || started != nil || sizeBlock != nil, membership) { [request] in
             delegate?.requestStarted(request)
             started?()
             membership.queue?.requestStarted(request, id: membership.id)
-            sizeBlock?(Int64(clamping: length))
+            sizeBlock?(Int64(clamping: length ?? 0))
         }
         var options = FacadeSend.Options()
         options.retriesOnTimeout = settings.numberOfTimesToRetryOnTimeout
@@ -162,7 +164,8 @@ final class SendContext: @unchecked Sendable {
     /// and startSynchronous() wait for) after the callbacks.
     private func report(_ result: Result<FormDataResponse, FormDataError>) {
         if case .success(let response) = result, let final = response.url { request.followRedirect(to: final) }
-        let (keepsBody, length) = (self.keepsBody, bodyLength)
+        let keepsBody = self.keepsBody
+        var length = bodyLength ?? 0
         var progressBlock: (@Sendable (UInt64, UInt64) -> Void)?
         let (delegate, block, membership) = request.sending.withLock {
             state -> ((any FormDataRequestDelegate)?, (@Sendable () -> Void)?, QueueMembership) in
@@ -175,8 +178,16 @@ final class SendContext: @unchecked Sendable {
                 state.results.responseURL = response.url
                 state.results.authentication = response.authentication
                 let progress = state.current.uploadProgress
+                if bodyLength == nil {
+                    // The length is known now: what was sent.
+                    length = state.results.totalBytesSent
+                    progress.completedUnitCount = min(progress.completedUnitCount, max(1, Int64(clamping: length)))
+                    progress.totalUnitCount = max(1, Int64(clamping: length))
+                }
                 progress.completedUnitCount = progress.totalUnitCount
-                if state.results.totalBytesSent != length || length == 0 { progressBlock = state.callbacks.uploadProgressBlock }
+                if state.results.totalBytesSent != length || length == 0 || bodyLength == nil {
+                    progressBlock = state.callbacks.uploadProgressBlock
+                }
             case .failure(let error):
                 state.results.error = error
             }
@@ -185,7 +196,8 @@ final class SendContext: @unchecked Sendable {
             return (state.callbacks.delegate.value, block, state.membership)
         }
         let error: FormDataError? = if case .failure(let error) = result { error } else { nil }
-        send.deliver(internalOnly: delegate == nil && block == nil && progressBlock == nil) { [request, completion, progressBlock] in
+        send.deliver(internalOnly: delegate == nil && block == nil && progressBlock == nil) {
+            [request, completion, progressBlock, length] in
             progressBlock?(length, length)
             switch result {
             case .success: delegate?.requestFinished(request)

@@ -55,7 +55,7 @@ public final class FacadeSend: TransportTask, @unchecked Sendable {
     public struct UploadProgress: Sendable, Equatable {
         /// Body bytes of this attempt on the wire.
         public var sent: UInt64
-        /// The body's length.
+        /// The body's length; 0 while it is not known (a stream of unknown length).
         public var total: UInt64
         /// The change since the last report: negative when a timed-out attempt's bytes are taken
         /// back before it is sent again (ASIHTTPRequest told its delegate so).
@@ -135,7 +135,7 @@ public final class FacadeSend: TransportTask, @unchecked Sendable {
         ) { [self] event in handle(event) }
         let cancelled = state.withLock { state -> Bool? in
             guard case .waiting(let cancelled) = state.phase else { return nil }
-            state.bodyLength = request.body.length
+            state.bodyLength = request.body.knownLength ?? 0
             if cancelled {
                 state.phase = .ended
             } else {

@@ -24,6 +24,7 @@ extension CurlTransfer {
         guard let readAhead else { return 0 }
         switch readAhead.read(into: UnsafeMutableRawPointer(buffer), capacity: capacity) {
         case .bytes(let count):
+            bodyBytesHandedOut += Int64(count)
             return count
         case .end:
             return 0
@@ -56,6 +57,7 @@ extension CurlTransfer {
             return CurlCallbackValue.seekFail
         }
         readAhead.restart(at: UInt64(offset))
+        bodyBytesHandedOut = offset
         return CurlCallbackValue.seekOK
     }
 }

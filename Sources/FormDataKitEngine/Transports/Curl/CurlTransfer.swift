@@ -28,6 +28,9 @@ final class CurlTransfer {
     var readAhead: BodyReadAhead?
     /// Whether the read callback paused the transfer, waiting for the read-ahead.
     var pausedForBody = false
+    /// Body bytes handed to libcurl (from the offset it last rewound to): what progress counts of
+    /// a chunked body, whose bytes on the wire include the chunks' framing.
+    var bodyBytesHandedOut: Int64 = 0
     /// The error that stopped reading the body (a file that changed or vanished).
     var bodyError: FormDataError?
 
@@ -318,7 +321,8 @@ final class CurlTransfer {
 
     /// Progress: bytes of the body on the wire.
     fileprivate func progress(uploaded: Int64, downloaded: Int64) {
-        if let report = uploadReports.sent(uploaded, now: SendTimer.now) {
+        let body = bodySource?.isLengthKnown == false ? min(uploaded, bodyBytesHandedOut) : uploaded
+        if let report = uploadReports.sent(body, now: SendTimer.now) {
             send.transferSentBody(totalBytesSent: report.total, increment: report.increment)
         }
     }
