@@ -35,7 +35,7 @@ import Foundation
 // closes), to profile a sender against it outside a run.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|queue|resume|faults ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|stream|queue|resume|faults ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -45,6 +45,7 @@ func main() throws {
         case "send": try SendWorkload.child(Array(arguments.dropFirst(2)))
         case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
         case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
+        case "stream": try StreamWorkload.child(Array(arguments.dropFirst(2)))
         case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
         case "resume": try ResumeWorkload.child(Array(arguments.dropFirst(2)))
         case "receiver": try DiscardReceiver.serveUntilInputCloses()
@@ -82,7 +83,9 @@ func main() throws {
         }
     }
     if workloads.isEmpty {
-        workloads = ["fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "queue", "resume", "faults"]
+        workloads = [
+            "fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "stream", "queue", "resume", "faults",
+        ]
     }
     let runCount = runs ?? (quick ? 1 : 3)
     let directory = try WorkloadDirectory()
@@ -115,6 +118,8 @@ func main() throws {
         case "w7", "small":
             try SmallFormsWorkload.run(
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
+        case "stream", "w10":
+            try StreamWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory, into: &report)
         case "queue", "w8":
             try QueueWorkload.run(uploads: quick ? 20 : 200, runs: runCount, in: directory, into: &report)
         case "faults":
