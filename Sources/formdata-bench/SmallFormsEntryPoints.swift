@@ -99,29 +99,22 @@ enum SmallFormsEntryPoint: String, CaseIterable {
     static func sendAwaiting(count: Int, inFlight: Int, url: URL, file: String) throws {
         let failures = FailureLog()
         let finished = DispatchSemaphore(value: 0)
+        @Sendable func sendOne() async {
+            do {
+                let response = try await form(url, file).start()
+                if response.statusCode != 200 { failures.add("status \(response.statusCode)") }
+            } catch {
+                failures.add("\(error)")
+            }
+        }
         Task {
             if inFlight <= 1 {
-                for _ in 0..<count {
-                    do {
-                        let response = try await form(url, file).start()
-                        if response.statusCode != 200 { failures.add("status \(response.statusCode)") }
-                    } catch {
-                        failures.add("\(error)")
-                    }
-                }
-                finished.signal()
-                return
-            }
-            await withTaskGroup(of: Void.self) { group in
-                for index in 0..<count {
-                    if index >= inFlight { await group.next() }
-                    group.addTask {
-                        do {
-                            let response = try await form(url, file).start()
-                            if response.statusCode != 200 { failures.add("status \(response.statusCode)") }
-                        } catch {
-                            failures.add("\(error)")
-                        }
+                for _ in 0..<count { await sendOne() }
+            } else {
+                await withTaskGroup(of: Void.self) { group in
+                    for index in 0..<count {
+                        if index >= inFlight { await group.next() }
+                        group.addTask { await sendOne() }
                     }
                 }
             }

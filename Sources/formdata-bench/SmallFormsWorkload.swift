@@ -29,7 +29,7 @@ enum SmallFormsWorkload {
         let receiver = try DiscardReceiver()
         defer { receiver.stop() }
         let url = "http://127.0.0.1:\(receiver.port)/upload"
-        let go = goPeer(in: directory)
+        let go = goPeer("go-w7", in: directory)
         let hasCurl = toolExists("curl")
         var cases: [MeasuredCase] = []
         for (mode, count) in [("sequential", sequential), ("parallel", parallel)] {
@@ -124,17 +124,6 @@ enum SmallFormsWorkload {
             }
         }
         return lines
-    }
-
-    /// The Go peer built into `directory` (once per run of the harness), or nil without `go`.
-    static func goPeer(in directory: WorkloadDirectory) -> String? {
-        guard toolExists("go") else { return nil }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Benchmarks/peers/go-w7/main.go").path
-        let binary = "\(directory.path)/go-w7"
-        if FileManager.default.isExecutableFile(atPath: binary) { return binary }
-        let built = runMeasured(["go", "build", "-o", binary, source], stdoutPath: "\(directory.path)/go-build-stdout")
-        return built.status == 0 ? binary : nil
     }
 
     /// A curl config file with `count` transfers of the form, each its own `next` section.

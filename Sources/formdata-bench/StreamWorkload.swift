@@ -24,10 +24,10 @@ enum StreamWorkload {
             MeasuredCase(
                 row: ResultRow(
                     workload: workload, tool: ours, bytes: bytes, seconds: [], peakRSSKiB: 0, note: "chunked; wall time of the process",
-                    reference: goPeer(in: directory) == nil ? nil : reference),
+                    reference: goPeer("go-stream", in: directory) == nil ? nil : reference),
                 timing: .wallClock, command: [selfPath, "--child", "stream", String(bytes), url])
         ]
-        if let go = goPeer(in: directory) {
+        if let go = goPeer("go-stream", in: directory) {
             cases.append(
                 MeasuredCase(
                     row: ResultRow(
@@ -55,17 +55,6 @@ enum StreamWorkload {
         let peak = Double(ours.peakRSSKiB ?? 0) / 1024
         report.checks.append(
             String(format: "Target (%@): peak RSS ≤ 48 MiB: %.1f MiB — %@", workload, peak, peak <= 48 ? "met" : "NOT met"))
-    }
-
-    /// Go's client, built once into the workload directory (nil without Debian's golang-go).
-    static func goPeer(in directory: WorkloadDirectory) -> String? {
-        guard toolExists("go") else { return nil }
-        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Benchmarks/peers/go-stream/main.go").path
-        let binary = "\(directory.path)/go-stream"
-        if FileManager.default.isExecutableFile(atPath: binary) { return binary }
-        let built = runMeasured(["go", "build", "-o", binary, source], stdoutPath: "\(directory.path)/go-build-stdout")
-        return built.status == 0 ? binary : nil
     }
 
     /// The child: `stream BYTES URL` — the form with a BYTES part of unknown length, sent once.

@@ -41,3 +41,15 @@ final class WorkloadDirectory {
         return file
     }
 }
+
+/// The Go peer `Benchmarks/peers/NAME/main.go`, built into `directory` once per run of the
+/// harness; nil without Debian's `golang-go` (or when it does not build).
+func goPeer(_ name: String, in directory: WorkloadDirectory) -> String? {
+    guard toolExists("go") else { return nil }
+    let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Benchmarks/peers/\(name)/main.go").path
+    let binary = "\(directory.path)/\(name)"
+    if FileManager.default.isExecutableFile(atPath: binary) { return binary }
+    let built = runMeasured(["go", "build", "-o", binary, source], stdoutPath: "\(directory.path)/go-build-stdout")
+    return built.status == 0 ? binary : nil
+}

@@ -24,6 +24,11 @@ enum FaultReceiver {
         var bodyBytes = 0
         /// First arrivals answered `503` with `Retry-After` (`X-Busy-First`), not processed.
         var busyAnswered = 0
+
+        /// How many of the uploads numbered `0..<uploads` were processed at least once.
+        func arrived(of uploads: Int) -> Int { (0..<uploads).filter { (processed[String($0)] ?? 0) > 0 }.count }
+        /// Processings beyond the first, over every upload.
+        var duplicates: Int { processed.values.reduce(0) { $0 + max(0, $1 - 1) } }
     }
 
     static func child(_ arguments: [String]) throws {

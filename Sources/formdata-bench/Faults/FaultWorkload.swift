@@ -26,26 +26,40 @@ enum FaultWorkload {
     }
 
     static func run(uploads: Int, runs: Int, hole: BlackHole, in directory: WorkloadDirectory, into report: inout Report) throws {
+        try scenario(
+            String(format: "%@ of %.0f s at %.1f s, %d uploads", name, hole.length, hole.start, uploads), checkName: name,
+            uploads: uploads, runs: runs, hole: hole, busyFirst: false, in: directory, into: &report)
+    }
+
+    /// A queue scenario's runs, keyed (every upload must arrive once) and, without `busyFirst`,
+    /// keyless (its duplicates are counted, as documented): a row each, with its totals.
+    private static func scenario(
+        _ workload: String, checkName: String, uploads: Int, runs: Int, hole: BlackHole, busyFirst: Bool, in directory: WorkloadDirectory,
+        into report: inout Report
+    ) throws {
         if let reason = FaultLab.unavailableReason {
-            report.checks.append("\(name): skipped — \(reason)")
+            report.checks.append("\(checkName): skipped — \(reason)")
             return
         }
         let file = try directory.generate("faults-64kib.bin", size: fileBytes, seed: 58, text: false)
-        for keyed in [true, false] {
-            let tool = keyed ? "FormDataKit keyed, RetryPolicy(\(retries))" : "FormDataKit keyless, retry on timeout \(retries)"
-            var row = ResultRow(
-                workload: String(format: "%@ of %.0f s at %.1f s, %d uploads", name, hole.length, hole.start, uploads), tool: tool,
-                bytes: uploads * fileBytes, seconds: [], peakRSSKiB: nil)
-            var totals = (arrived: 0, duplicates: 0, mismatched: 0, succeeded: 0, longest: 0.0, failures: [String: Int]())
+        let retries = busyFirst ? 8 : Self.retries
+        for keyed in busyFirst ? [true] : [true, false] {
+            let tool =
+                keyed
+                ? "FormDataKit keyed, RetryPolicy(\(retries)\(busyFirst ? ", honoursRetryAfter" : ""))"
+                : "FormDataKit keyless, retry on timeout \(retries)"
+            var row = ResultRow(workload: workload, tool: tool, bytes: uploads * fileBytes, seconds: [], peakRSSKiB: nil)
+            var totals = (arrived: 0, duplicates: 0, mismatched: 0, succeeded: 0, busy: 0, longest: 0.0, failures: [String: Int]())
             for run in 1...runs {
-                let (outcome, stats) = try once(uploads: uploads, keyed: keyed, hole: hole, file: file, in: directory)
+                let (outcome, stats) = try once(
+                    uploads: uploads, keyed: keyed, retries: retries, hole: hole, file: file, in: directory, busyFirst: busyFirst)
                 row.seconds.append(outcome.seconds)
-                let arrived = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) > 0 }.count
-                let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
+                let (arrived, duplicates) = (stats.arrived(of: uploads), stats.duplicates)
                 totals.arrived += arrived
                 totals.duplicates += duplicates
                 totals.mismatched += stats.mismatched
                 totals.succeeded += outcome.succeeded
+                totals.busy += stats.busyAnswered
                 totals.longest = max(totals.longest, outcome.longestSend)
                 totals.failures.merge(outcome.failures, uniquingKeysWith: +)
                 if stats.mismatched > 0 { report.failures.append("\(tool), run \(run): \(stats.mismatched) bodies differed") }
@@ -56,11 +70,11 @@ enum FaultWorkload {
             let failures = totals.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             row.note =
                 "\(runs) runs: arrived \(totals.arrived)/\(uploads * runs), processed twice \(totals.duplicates), "
-                + "differing \(totals.mismatched), succeeded \(totals.succeeded)\(failures.isEmpty ? "" : " (others: \(failures))"), "
-                + String(format: "longest send %.1f s", totals.longest)
+                + "differing \(totals.mismatched), \(busyFirst ? "answered 503 \(totals.busy), " : "")succeeded \(totals.succeeded)"
+                + "\(failures.isEmpty ? "" : " (others: \(failures))"), " + String(format: "longest send %.1f s", totals.longest)
             report.rows.append(row)
             report.checks.append(
-                "\(name) · \(tool): "
+                "\(checkName) · \(tool): "
                     + (keyed
                         ? (totals.arrived == uploads * runs && totals.duplicates == 0 ? "every upload arrived once — met" : "NOT met")
                         : "\(totals.duplicates) processed twice (ASI's retry on timeout re-sends without a key, as documented)"))
@@ -111,8 +125,8 @@ enum FaultWorkload {
                 let size = (try? FileManager.default.attributesOfItem(atPath: "\(downloads)/\(name)")[.size] as? Int) ?? nil
                 return name.hasSuffix(".bin") && size == answerBytes
             }
-            let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
-            let missing = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) == 0 }.count
+            let duplicates = stats.duplicates
+            let missing = uploads - stats.arrived(of: uploads)
             totals.succeeded += outcome.succeeded
             totals.failures.merge(outcome.failures, uniquingKeysWith: +)
             totals.whole += whole.count
@@ -149,48 +163,16 @@ enum FaultWorkload {
     /// `RetryPolicy(maximumRetries: 8, honoursRetryAfter: true)`, `timeOutSeconds = 3`. Every
     /// form must arrive once, byte-exact.
     static func runFlapping(uploads: Int, runs: Int, in directory: WorkloadDirectory, into report: inout Report) throws {
-        if let reason = FaultLab.unavailableReason {
-            report.checks.append("\(flappingName): skipped — \(reason)")
-            return
-        }
-        let file = try directory.generate("faults-64kib.bin", size: fileBytes, seed: 58, text: false)
-        let hole = BlackHole(start: 1, length: 2, every: 4)
-        var row = ResultRow(
-            workload: "\(flappingName): down 2 s of every 4, the first arrival of each form answered 503, \(uploads) uploads",
-            tool: "FormDataKit keyed, RetryPolicy(8, honoursRetryAfter)", bytes: uploads * fileBytes, seconds: [], peakRSSKiB: nil)
-        var totals = (arrived: 0, duplicates: 0, mismatched: 0, succeeded: 0, busy: 0, longest: 0.0, failures: [String: Int]())
-        for run in 1...runs {
-            let (outcome, stats) = try once(uploads: uploads, keyed: true, hole: hole, file: file, in: directory, busyFirst: true)
-            row.seconds.append(outcome.seconds)
-            let arrived = (0..<uploads).filter { (stats.processed[String($0)] ?? 0) > 0 }.count
-            let duplicates = stats.processed.values.reduce(0) { $0 + max(0, $1 - 1) }
-            totals.arrived += arrived
-            totals.duplicates += duplicates
-            totals.mismatched += stats.mismatched
-            totals.succeeded += outcome.succeeded
-            totals.busy += stats.busyAnswered
-            totals.longest = max(totals.longest, outcome.longestSend)
-            totals.failures.merge(outcome.failures, uniquingKeysWith: +)
-            if arrived < uploads || duplicates > 0 || stats.mismatched > 0 {
-                report.failures.append(
-                    "\(flappingName), run \(run): \(arrived) of \(uploads) arrived, \(duplicates) processed twice, \(stats.mismatched) differed"
-                )
-            }
-        }
-        let failures = totals.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        row.note =
-            "\(runs) runs: arrived \(totals.arrived)/\(uploads * runs), processed twice \(totals.duplicates), "
-            + "differing \(totals.mismatched), answered 503 \(totals.busy), succeeded \(totals.succeeded)"
-            + "\(failures.isEmpty ? "" : " (others: \(failures))"), " + String(format: "longest send %.1f s", totals.longest)
-        report.rows.append(row)
-        let met = totals.arrived == uploads * runs && totals.duplicates == 0 && totals.mismatched == 0
-        report.checks.append("\(flappingName): every upload arrived once — \(met ? "met" : "NOT met")")
+        try scenario(
+            "\(flappingName): down 2 s of every 4, the first arrival of each form answered 503, \(uploads) uploads",
+            checkName: flappingName, uploads: uploads, runs: runs, hole: BlackHole(start: 1, length: 2, every: 4), busyFirst: true,
+            in: directory, into: &report)
     }
 
     /// One run in a fresh lab: the server, the faults, the client; the client's outcome and the
     /// server's count.
     static func once(
-        uploads: Int, keyed: Bool, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory,
+        uploads: Int, keyed: Bool, retries: Int = retries, hole blackHole: BlackHole, file: String, in directory: WorkloadDirectory,
         responses: Responses? = nil, busyFirst: Bool = false
     ) throws -> (FaultQueueClient.Outcome, FaultReceiver.Stats) {
         let lab = try FaultLab()
