@@ -34,10 +34,18 @@ struct StreamedPartsTests {
         }
     }
 
+    /// A request to `url` with the patient idle timeout of tests that are not about timeouts (the
+    /// peers are Python and Go processes that a loaded machine can stall for seconds).
+    static func request(_ url: URL) -> FormDataRequest {
+        let request = FormDataRequest(url: url)
+        request.timeOutSeconds = TransportTestSupport.patientTimeout
+        return request
+    }
+
     /// The mixed form: a value, a pipe written by another thread (length `pipeLength`), an
     /// `AsyncStream` (length `asyncLength`), bytes of known length.
     static func mixedRequest(to url: URL, pipe: PipeFeed, pipeLength: Int64?, asyncLength: Int64?) -> FormDataRequest {
-        let request = FormDataRequest(url: url)
+        let request = Self.request(url)
         request.addPostValue("hello", forKey: "title")
         request.addStream(
             pipe.stream, length: pipeLength, withFileName: "pipe.bin", andContentType: "application/octet-stream", forKey: "piped")
@@ -116,7 +124,7 @@ struct StreamedPartsTests {
     func rawBodyAndGzip() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             let pipe = try PipeFeed()
-            let raw = FormDataRequest(url: peer.url("/411"))
+            let raw = Self.request(peer.url("/411"))
             raw.addRequestHeader("Content-Type", value: "application/octet-stream")
             raw.appendPostData(from: pipe.stream, length: nil)
             pipe.feed(Self.pieces(Self.known, size: 1000))
@@ -128,7 +136,7 @@ struct StreamedPartsTests {
                 #expect(error.description.contains("declare the stream's length"))
             }
 
-            let zipped = FormDataRequest(url: peer.url())
+            let zipped = Self.request(peer.url())
             zipped.shouldCompressRequestBody = true
             zipped.addStream(Self.sequence(Self.asyncPieces), withFileName: "gen.bin", andContentType: "text/plain", forKey: "generated")
             try zipped.buildPostBody()
@@ -145,7 +153,7 @@ struct StreamedPartsTests {
     func lengthMismatch() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             for (declared, expected) in [(Int64(Self.known.count + 1), UInt64(Self.known.count)), (Int64(100), UInt64(101))] {
-                let request = FormDataRequest(url: peer.url())
+                let request = Self.request(peer.url())
                 request.addStream(
                     Self.sequence([Self.known]), length: declared, withFileName: "a.bin", andContentType: nil, forKey: "short")
                 do throws(FormDataError) {
@@ -171,7 +179,7 @@ struct StreamedPartsTests {
                 continuation.yield(Self.known)
                 continuation.finish(throwing: Broken())
             }
-            let request = FormDataRequest(url: peer.url())
+            let request = Self.request(peer.url())
             request.addStream(failing, withFileName: "a.bin", andContentType: nil, forKey: "broken")
             do throws(FormDataError) {
                 _ = try await request.start()
@@ -190,7 +198,7 @@ struct StreamedPartsTests {
     func cancelWhileBlocked() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             let pipe = try PipeFeed()
-            let request = FormDataRequest(url: peer.url())
+            let request = Self.request(peer.url())
             request.addStream(pipe.stream, withFileName: "p.bin", andContentType: nil, forKey: "piped")
             let (sent, sentContinuation) = AsyncStream<Void>.makeStream()
             request.bytesSentBlock = { _, _ in sentContinuation.yield() }
@@ -209,7 +217,7 @@ struct StreamedPartsTests {
     func slowStreamHoldsOnlyItsSend() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
             let pipe = try PipeFeed()
-            let slow = FormDataRequest(url: peer.url())
+            let slow = Self.request(peer.url())
             slow.addStream(pipe.stream, withFileName: "p.bin", andContentType: nil, forKey: "piped")
             let (sent, sentContinuation) = AsyncStream<Void>.makeStream()
             slow.bytesSentBlock = { _, _ in sentContinuation.yield() }
@@ -217,7 +225,7 @@ struct StreamedPartsTests {
             let slowSend = Task { try await slow.start() }
             for await _ in sent { break }
             // The pipe is empty and open: the slow send waits for it, the other goes through.
-            let other = FormDataRequest(url: peer.url())
+            let other = Self.request(peer.url())
             other.addData(Self.known, withFileName: "k.bin", andContentType: "image/png", forKey: "known")
             #expect(try Self.result(try await other.start()).files.count == 1)
             pipe.feed([Self.known])
@@ -230,7 +238,7 @@ struct StreamedPartsTests {
     @Test("a 307 re-sends a body from a factory, never a one-shot stream that went")
     func redirectResend() async throws {
         try await StreamPeer.with(.werkzeug) { peer in
-            let oneShot = FormDataRequest(url: peer.url("/redirect307"))
+            let oneShot = Self.request(peer.url("/redirect307"))
             oneShot.addStream(Self.sequence([Self.known]), withFileName: "a.bin", andContentType: nil, forKey: "once")
             do throws(FormDataError) {
                 _ = try await oneShot.start()
@@ -244,7 +252,7 @@ struct StreamedPartsTests {
             }
 
             let made = Locked<Int>(0)
-            let factory = FormDataRequest(url: peer.url("/redirect307"))
+            let factory = Self.request(peer.url("/redirect307"))
             factory.addStream(length: nil, withFileName: "a.bin", andContentType: nil, forKey: "made") {
                 made.withLock { $0 += 1 }
                 return InputStream(data: Self.known)
