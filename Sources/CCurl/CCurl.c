@@ -77,6 +77,8 @@ static struct {
     share_init_fn share_init;
     share_cleanup_fn share_cleanup;
     share_setopt_fn share_setopt;
+    /// OpenSSL's `SSL_get0_alpn_selected`, from libcurl's own libssl (NULL with another TLS library).
+    void (*alpn_selected)(const void *ssl, const unsigned char **data, unsigned int *length);
 } api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -137,6 +139,7 @@ static void load_library(void) {
     BIND(share_cleanup, "curl_share_cleanup");
     BIND(share_setopt, "curl_share_setopt");
 #undef BIND
+    *(void **)(&api.alpn_selected) = dlsym(library, "SSL_get0_alpn_selected");
     int code = api.global_init(CCURL_GLOBAL_ALL);
     if (code != 0) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed with code %d", code);
@@ -226,6 +229,20 @@ int ccurl_easy_limit_unsent(void *easy, int function_option, int data_option, in
 int ccurl_easy_getinfo_long(void *easy, int info, long *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value) { return api.easy_getinfo(easy, info, value); }
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value) { return api.easy_getinfo(easy, info, value); }
+int ccurl_easy_tls_alpn_is_h2(void *easy) {
+    struct {
+        int backend;
+        void *internals;
+    } *session = NULL;
+    if (api.easy_getinfo(easy, 0x400000 + 45 /* CURLINFO_TLS_SSL_PTR */, &session) != 0 || session == NULL) return -1;
+    if (session->internals == NULL) return 0;                            // no TLS on the connection
+    if (session->backend != 1 /* OpenSSL */ || api.alpn_selected == NULL) return -1;
+    const unsigned char *protocol = NULL;
+    unsigned int length = 0;
+    api.alpn_selected(session->internals, &protocol, &length);
+    return length == 2 && protocol != NULL && memcmp(protocol, "h2", 2) == 0 ? 1 : 0;
+}
+
 const char *ccurl_easy_strerror(int code) { return api.easy_strerror(code); }
 int ccurl_easy_pause(void *easy, int bitmask) { return api.easy_pause(easy, bitmask); }
 

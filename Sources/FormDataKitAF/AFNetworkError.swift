@@ -53,6 +53,7 @@ public struct AFNetworkError: Error, CustomNSError, LocalizedError, Sendable, Eq
         case .redirectRefused: return URLError.Code.redirectToNonExistentLocation.rawValue
         case .unableToCreateRequest: return URLError.Code.badURL.rawValue
         case .responseTooLarge: return URLError.Code.dataLengthExceedsMaximum.rawValue
+        case .httpVersionNotNegotiated: return URLError.Code.cannotConnectToHost.rawValue
         case .connectionFailure(let underlying):
             if underlying.domain == NSURLErrorDomain { return underlying.code }
             guard underlying.domain == "libcurl" else { return URLError.Code.cannotConnectToHost.rawValue }

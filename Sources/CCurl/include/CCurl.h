@@ -76,6 +76,10 @@ int ccurl_easy_limit_unsent(void *easy, int function_option, int data_option, in
 int ccurl_easy_getinfo_long(void *easy, int info, long *value);
 int ccurl_easy_getinfo_off(void *easy, int info, ccurl_off_t *value);
 int ccurl_easy_getinfo_string(void *easy, int info, const char **value);
+/// Whether the TLS connection `easy` is about to send on chose `h2` by ALPN: 1 yes, 0 no (another
+/// protocol, or no TLS), -1 unknown (a TLS library other than OpenSSL). Call it in the
+/// pre-request callback, once the connection is set up.
+int ccurl_easy_tls_alpn_is_h2(void *easy);
 const char *ccurl_easy_strerror(int code);
 /// `curl_easy_pause(easy, bitmask)`: `CURLPAUSE_CONT` (0) resumes a transfer whose read callback
 /// returned `CURL_READFUNC_PAUSE`. Call it only on the thread that drives the handle's multi.

@@ -176,6 +176,7 @@ final class SendContext: @unchecked Sendable {
                 state.results.responseHeaders = response.headers
                 state.results.responseData = keepsBody ? response.body : nil
                 state.results.responseURL = response.url
+                state.results.responseHTTPVersion = response.httpVersion
                 state.results.authentication = response.authentication
                 let progress = state.current.uploadProgress
                 if bodyLength == nil {

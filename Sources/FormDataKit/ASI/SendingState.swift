@@ -122,4 +122,5 @@ struct SendResults {
     var responseData: Data?
     var responseURL: URL?
     var authentication = AuthenticationOutcome()
+    var responseHTTPVersion: ResponseHTTPVersion?
 }

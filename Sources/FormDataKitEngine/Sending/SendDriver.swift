@@ -304,6 +304,7 @@ final class SendDriver: TransportTask, @unchecked Sendable {
                     statusCode: head.statusCode, headers: head.headers, body: try collected.finish(), reasonPhrase: head.reasonPhrase,
                     url: url)
                 response.authentication = authentication
+                response.httpVersion = head.httpVersion
                 result = .success(response)
             } catch {
                 result = .failure(error)

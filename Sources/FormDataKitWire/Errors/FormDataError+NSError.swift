@@ -28,7 +28,7 @@ extension FormDataError: CustomNSError {
     /// ASIHTTPRequest's text for this error's category (the first line of its `NSError`).
     public var asiDescription: String {
         switch self {
-        case .connectionFailure, .responseTooLarge: return "A connection failure occurred"
+        case .connectionFailure, .responseTooLarge, .httpVersionNotNegotiated: return "A connection failure occurred"
         case .timedOut: return "The request timed out"
         case .authenticationNeeded: return "Authentication needed"
         case .cancelled: return "The request was cancelled"

@@ -147,6 +147,10 @@ public enum FormDataError: Error, Sendable, Equatable {
     /// receiving stopped there, so a hostile or broken server cannot exhaust memory (ASI code 1:
     /// the connection was dropped).
     case responseTooLarge(limit: UInt64)
+    /// The request asked for HTTP/2 (``HTTPVersion/http2``) and the server at `url` did not
+    /// choose it in the TLS handshake (or the URL is not https). Nothing was sent; not retried
+    /// (ASI code 1).
+    case httpVersionNotNegotiated(url: String, requested: HTTPVersion)
 
     // MARK: - Queue membership
 
@@ -220,7 +224,7 @@ extension FormDataError {
         case .compression, .compressionFailed, .decompressionFailed, .decompressedSizeLimitExceeded: return 11
         case .fileUnwritable, .fileExists: return 8
         case .tooMuchRedirection, .redirectRefused: return 9
-        case .responseTooLarge: return 1
+        case .responseTooLarge, .httpVersionNotNegotiated: return 1
         case .fileNotFound, .fileNameNotUTF8, .fileIsDirectory, .notARegularFile, .fileUnreadable, .fileChanged, .unencodableString,
             .unsupportedEncoding, .unknownEncoding, .invalidHeaderValue, .trailingBackslash, .boundaryCollision, .rawBodyWithFormFields,
             .streamLengthMismatch, .streamFailed:
@@ -236,7 +240,7 @@ extension FormDataError {
         case .connectionFailure, .timedOut, .authenticationNeeded, .cancelled, .unableToCreateRequest,
             .internalErrorWhileBuilding, .fileManagement, .compression, .requestInProgress, .invalidRequestHeader,
             .invalidRequestMethod, .invalidRequestCookie, .invalidCredential, .tooMuchRedirection, .redirectRefused, .responseTooLarge,
-            .requestAlreadyQueued, .streamNotReplayable, .lengthRequired, .transportCannotStream:
+            .requestAlreadyQueued, .streamNotReplayable, .lengthRequired, .transportCannotStream, .httpVersionNotNegotiated:
             return error
         default: return .internalErrorWhileBuilding(underlying: error)
         }
@@ -344,6 +348,9 @@ extension FormDataError: LocalizedError, CustomStringConvertible {
             return "The redirect from \(from) to \(to) was not followed: \(reason)"
         case .responseTooLarge(let limit):
             return "The response body exceeds the limit of \(limit) bytes"
+        case .httpVersionNotNegotiated(let url, let requested):
+            return
+                "The server at \(url) did not agree to HTTP/2 in the TLS handshake (ALPN), and httpVersion is .\(requested): nothing was sent (.automatic falls back to HTTP/1.1; h2c needs .http2PriorKnowledge)"
         case .requestAlreadyQueued(let url, let isRunning):
             return isRunning
                 ? "The request to \(url) is being sent: a queue takes a request only when it is idle"

@@ -151,6 +151,10 @@ public struct NetworkOptions: Sendable, Equatable {
     /// mismatch) before it fails; 3 by default.
     public var maximumUploadResumptions = 3
 
+    /// The HTTP version to send with (``HTTPVersion/automatic`` by default: h2 over TLS when the
+    /// server offers it). Any other needs ``TransportCapabilities/httpVersions``.
+    public var httpVersion = HTTPVersion.automatic
+
     /// What a transport must be able to do to apply these options: each setting that only some
     /// transports apply, by the capability it needs and the property's name, the first one
     /// first. Empty when every transport applies them.
@@ -164,6 +168,7 @@ public struct NetworkOptions: Sendable, Equatable {
         if !validatesSecureCertificate { needed.append((.customTrust, "validatesSecureCertificate = false")) }
         if !validatesHostName { needed.append((.customTrust, "validatesHostName = false")) }
         if resumesInterruptedUploads { needed.append((.resumableUploads, "shouldResumeInterruptedUploads")) }
+        if httpVersion != .automatic { needed.append((.httpVersions, "httpVersion = .\(httpVersion)")) }
         return needed
     }
 

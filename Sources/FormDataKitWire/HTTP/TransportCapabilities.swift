@@ -40,4 +40,7 @@ public struct TransportCapabilities: OptionSet, Sendable, Hashable {
     /// (``TransportObserver/transportDidReceiveInformationalResponse(_:)``), such as the `104`
     /// of a resumable upload.
     public static let informationalResponses = TransportCapabilities(rawValue: 1 << 9)
+    /// Sends with the HTTP version a request asks for (``NetworkOptions/httpVersion`` other than
+    /// ``HTTPVersion/automatic``) and reports the version of each response.
+    public static let httpVersions = TransportCapabilities(rawValue: 1 << 10)
 }

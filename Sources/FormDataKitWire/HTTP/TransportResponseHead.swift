@@ -9,16 +9,21 @@ public struct TransportResponseHead: Sendable, Equatable {
     /// The server's own reason phrase (`Not Found` in `HTTP/1.1 404 Not Found`), when the
     /// transport sees the status line (the curl transport does; URLSession does not).
     public var reasonPhrase: String?
+    /// The HTTP version the response came in, when the transport says
+    /// (``TransportCapabilities/httpVersions``).
+    public var httpVersion: ResponseHTTPVersion?
 
     /// A head with `statusCode`, `headers` and the server's `reasonPhrase` if known.
     /// - Parameters:
     ///   - statusCode: the HTTP status code.
     ///   - headers: the response headers.
     ///   - reasonPhrase: the server's own reason phrase, nil when the transport does not see it.
-    public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil) {
+    ///   - httpVersion: the version the response came in, nil when the transport does not say.
+    public init(statusCode: Int, headers: [String: String], reasonPhrase: String? = nil, httpVersion: ResponseHTTPVersion? = nil) {
         self.statusCode = statusCode
         self.headers = headers
         self.reasonPhrase = reasonPhrase
+        self.httpVersion = httpVersion
     }
 
     /// The status line ASIHTTPRequest's `responseStatusMessage` held, e.g. `HTTP/1.1 404 Not Found`:

@@ -17,6 +17,9 @@ public struct FormDataResponse: Sendable, Equatable {
     /// How the request authenticated, when the transport answers challenges itself
     /// (``FormDataTransport/answersAuthenticationChallenges``).
     public var authentication = AuthenticationOutcome()
+    /// The HTTP version the response came in (`HTTP/2` when the request was multiplexed), nil
+    /// when the transport does not say.
+    public var httpVersion: ResponseHTTPVersion?
 
     /// A response with the given parts.
     /// - Parameters:

@@ -80,6 +80,7 @@ final class CurlEventLoop: @unchecked Sendable {
     var multi: UnsafeMutableRawPointer?
     private let maximumConnectionsPerHost: Int
     private let maximumIdleConnections: Int
+    private let maximumStreamsPerConnection: Int
     let idleConnectionTimeout: TimeInterval
 
     /// Transfers in the multi handle, by easy handle (owner only).
@@ -100,9 +101,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     init(
         maximumConnectionsPerHost: Int, maximumIdleConnections: Int, idleConnectionTimeout: TimeInterval,
-        spinWaitNanoseconds: UInt64 = 0
+        maximumStreamsPerConnection: Int = 100, spinWaitNanoseconds: UInt64 = 0
     ) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.maximumStreamsPerConnection = maximumStreamsPerConnection
         self.maximumIdleConnections = maximumIdleConnections
         self.idleConnectionTimeout = idleConnectionTimeout
         spinWait = CurlSpinWait(limit: spinWaitNanoseconds)
@@ -197,9 +199,13 @@ final class CurlEventLoop: @unchecked Sendable {
 
     // MARK: - The loop's thread
 
-    /// A multi handle with the transport's connection limits.
+    /// A multi handle with the transport's connection limits, multiplexing HTTP/2 streams.
     func makeMulti() -> UnsafeMutableRawPointer? {
         guard let handle = ccurl_multi_init() else { return nil }
+        _ = ccurl_multi_setopt_long(handle, CurlMultiOption.pipelining, CurlMultiOption.multiplex)
+        if maximumStreamsPerConnection > 0 {
+            _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxConcurrentStreams, maximumStreamsPerConnection)
+        }
         if maximumConnectionsPerHost > 0 {
             _ = ccurl_multi_setopt_long(handle, CurlMultiOption.maxHostConnections, maximumConnectionsPerHost)
         }

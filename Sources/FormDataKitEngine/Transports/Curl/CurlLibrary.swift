@@ -65,6 +65,7 @@ enum CurlOption {
     static let headerFunction = functionPoint + 79
     static let httpGet = long + 80
     static let freshConnect = long + 74
+    static let forbidReuse = long + 75
     static let connectOnly = long + 141
     static let unixSocketPath = objectPoint + 231
     static let prereqFunction = functionPoint + 312
@@ -105,6 +106,39 @@ enum CurlOption {
     static let proxyUsername = objectPoint + 175
     static let proxyPassword = objectPoint + 176
     static let pinnedPublicKey = objectPoint + 230
+    static let httpVersion = long + 84
+    static let pipeWait = long + 237
+}
+
+/// `CURL_HTTP_VERSION_*` values: of `CURLOPT_HTTP_VERSION`, and of `CURLINFO_HTTP_VERSION`.
+enum CurlHTTPVersion {
+    static let v1_0 = 1
+    static let v1_1 = 2
+    static let v2 = 3
+    static let v2TLS = 4
+    static let v2PriorKnowledge = 5
+    static let v3 = 30
+
+    /// The option's value for `version`.
+    static func option(for version: HTTPVersion) -> Int {
+        switch version {
+        case .automatic: return v2TLS
+        case .http1_1: return v1_1
+        case .http2: return v2
+        case .http2PriorKnowledge: return v2PriorKnowledge
+        }
+    }
+
+    /// The version `CURLINFO_HTTP_VERSION` reported; nil for none.
+    static func response(_ value: Int) -> ResponseHTTPVersion? {
+        switch value {
+        case v1_0: return .http1_0
+        case v1_1: return .http1_1
+        case v2: return .http2
+        case v3: return .http3
+        default: return nil
+        }
+    }
 }
 
 /// `CURLAUTH_*` bits and `CURLPROXY_*` values.
@@ -128,12 +162,17 @@ enum CurlAuth {
 enum CurlInfo {
     private static let long: Int32 = 0x200000
     static let osErrno = long + 25
+    static let httpVersion = long + 46
 }
 
 /// `CURLMoption` numbers.
 enum CurlMultiOption {
     static let maxConnects: Int32 = 6
     static let maxHostConnections: Int32 = 7
+    static let pipelining: Int32 = 3
+    static let maxConcurrentStreams: Int32 = 16
+    /// `CURLPIPE_MULTIPLEX`: HTTP/2 streams share a connection.
+    static let multiplex = 2
 }
 
 /// `CURLcode` values FormDataKit tells apart.

@@ -125,6 +125,9 @@ final class CurlSend: TransportTask, @unchecked Sendable {
     /// The error for a transfer that libcurl ended with `code`.
     private func error(for code: Int32, transfer: CurlTransfer) -> FormDataError {
         if let bodyError = transfer.bodyError { return Self.bodyReadError(bodyError, body: transfer.request.body) }
+        if transfer.refusedVersion {
+            return .httpVersionNotNegotiated(url: transfer.request.url.absoluteString, requested: transfer.request.network.httpVersion)
+        }
         if transfer.refusedRepeat {
             return .connectionFailure(
                 underlying: UnderlyingError(

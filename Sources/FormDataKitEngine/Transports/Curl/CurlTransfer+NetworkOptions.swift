@@ -11,6 +11,17 @@ extension CurlTransfer {
         setOff: (Int32, Int64) -> Void, setPointer: (Int32, UnsafeRawPointer?) -> Void
     ) {
         let network = request.network
+        set(CurlOption.httpVersion, CurlHTTPVersion.option(for: network.httpVersion))
+        if network.httpVersion == .http2PriorKnowledge && request.url.scheme?.lowercased() != "https" {
+            // libcurl 7.88 fails every later request on an h2c connection it reuses ("Error in
+            // the HTTP2 framing layer", measured with curl's own --http2-prior-knowledge too):
+            // h2c sends go one per connection.
+            set(CurlOption.freshConnect, 1)
+            set(CurlOption.forbidReuse, 1)
+        } else if network.httpVersion.multiplexes(to: request.url) {
+            // Concurrent sends to one origin wait for its h2 connection rather than open their own.
+            set(CurlOption.pipeWait, 1)
+        }
         if let credentials = network.credentials, authSchemes != 0 {
             setString(CurlOption.username, credentials.qualifiedUser)
             setString(CurlOption.password, credentials.password)

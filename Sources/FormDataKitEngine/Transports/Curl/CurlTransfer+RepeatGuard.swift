@@ -37,6 +37,7 @@ extension CurlTransfer {
     fileprivate func requestWillBegin(
         localIP: UnsafePointer<CChar>?, localPort: Int32, primaryIP: UnsafePointer<CChar>?, primaryPort: Int32
     ) -> Int32 {
+        guard connectionCarriesVersion() else { return CurlCallbackValue.prereqAbort }
         if guardsRepeats && requestsBegun > 0 && !answeredSinceRequestBegan {
             refusedRepeat = true
             return CurlCallbackValue.prereqAbort

@@ -61,6 +61,8 @@ final class CurlTransfer {
     var answeredSinceRequestBegan = false
     /// The transfer ended because libcurl would have sent an unsafe request a second time.
     var refusedRepeat = false
+    /// The transfer ended because its connection did not choose the HTTP version asked for.
+    var refusedVersion = false
     /// Whether a repeat of an unanswered request ends the transfer (``watchRequestsBeginning(easy:guardsRepeats:set:check:)``).
     var guardsRepeats = false
     /// The connection a resumable upload's request began on, watched (``UnreadAtClose``).
@@ -199,7 +201,7 @@ final class CurlTransfer {
         let method = request.method.uppercased()
         let keyed = request.header(IdempotencyKey.headerName) != nil
         let guards = !RetryPolicy.isSafeToRepeat(method: method, carriesIdempotencyKey: keyed)
-        if guards || request.network.resumesInterruptedUploads {
+        if guards || request.network.resumesInterruptedUploads || checksNegotiatedVersion {
             watchRequestsBeginning(easy: easy, guardsRepeats: guards, set: set, check: check)
         }
         var hasContentType = false
@@ -341,7 +343,7 @@ final class CurlTransfer {
 
     /// The head of the response received.
     var head: TransportResponseHead {
-        TransportResponseHead(statusCode: statusCode, headers: headers, reasonPhrase: reasonPhrase)
+        TransportResponseHead(statusCode: statusCode, headers: headers, reasonPhrase: reasonPhrase, httpVersion: negotiatedVersion)
     }
 
     /// The system error number of a failed connection, when libcurl kept one.

@@ -95,6 +95,10 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         /// build before> w7`, 3,000 small forms one at a time to a loopback server, same run):
         /// 0.653 s with it against 0.820 s without.
         public var synchronousSpinInterval: TimeInterval
+        /// The most HTTP/2 streams (sends) one connection carries at once; 100 by default
+        /// (libcurl's `CURLMOPT_MAX_CONCURRENT_STREAMS`; the server's own limit, when lower, wins).
+        /// Sends past it wait for a stream or open another connection.
+        public var maximumStreamsPerConnection: Int
 
         /// A configuration; every argument has the default described on its property.
         /// - Parameters:
@@ -113,14 +117,16 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
         ///   - idleConnectionTimeout: seconds with no send before kept connections are closed (30; 0: never).
         ///   - synchronousSpinInterval: seconds a synchronous send checks for its answer before it
         ///     sleeps (0.0002; 0: never).
+        ///   - maximumStreamsPerConnection: the most HTTP/2 streams on one connection at once (100).
         public init(
             connectTimeout: TimeInterval = 30, followsRedirects: Bool = true, maximumRedirects: Int = 5,
             sendsExpectContinue: Bool = false, maximumConnectionsPerHost: Int = 0, uploadBufferSize: Int = 512 << 10,
             trust: TrustAnchorPinning? = nil, cookieJarFile: String? = nil, maximumCookiesPerDomain: Int = 180,
             maximumCookies: Int = 3000, maximumIdleConnections: Int = 64, idleConnectionTimeout: TimeInterval = 30,
-            synchronousSpinInterval: TimeInterval = 0.0002
+            synchronousSpinInterval: TimeInterval = 0.0002, maximumStreamsPerConnection: Int = 100
         ) {
             self.synchronousSpinInterval = synchronousSpinInterval
+            self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
             self.trust = trust
             self.cookieJarFile = cookieJarFile
             self.maximumCookiesPerDomain = max(0, maximumCookiesPerDomain)
@@ -178,6 +184,7 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
             maximumConnectionsPerHost: configuration.maximumConnectionsPerHost,
             maximumIdleConnections: configuration.maximumIdleConnections,
             idleConnectionTimeout: configuration.idleConnectionTimeout,
+            maximumStreamsPerConnection: configuration.maximumStreamsPerConnection,
             spinWaitNanoseconds: Self.nanoseconds(spinning: configuration.synchronousSpinInterval))
         self.cookieJar =
             CurlLibrary.isAvailable
@@ -213,11 +220,12 @@ public final class CurlTransport: FormDataTransport, CallerDrivenTransport {
     /// `NetworkOptions.presentsCredentialsBeforeChallenge`) and answers a Digest or NTLM
     /// challenge; proxies, bandwidth limits, pinning, client certificates, per-request trust and
     /// the cookie jar; content encodings are decoded as the body arrives; interrupted uploads are
-    /// resumed (libcurl reports `104` interim responses and sends `HEAD` and `PATCH`).
+    /// resumed (libcurl reports `104` interim responses and sends `HEAD` and `PATCH`); every
+    /// HTTP version, concurrent HTTP/2 sends to one origin sharing one connection.
     public var capabilities: TransportCapabilities {
         [
             .challengeAuthentication, .proxies, .bandwidthLimit, .publicKeyPinning, .clientCertificates, .customTrust, .cookies,
-            .decodesContentEncoding, .resumableUploads, .informationalResponses,
+            .decodesContentEncoding, .resumableUploads, .informationalResponses, .httpVersions,
         ]
     }
 
