@@ -56,6 +56,7 @@ extension AFHTTPSessionManager {
         let current = settings.current
         request.network.resumesInterruptedUploads = current.resumesInterruptedUploads
         request.network.maximumUploadResumptions = current.maximumUploadResumptions
+        request.network.httpVersion = current.httpVersion
         do {
             try applySecurityPolicy(to: &request)
         } catch {

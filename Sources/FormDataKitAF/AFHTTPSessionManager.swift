@@ -45,6 +45,8 @@ open class AFHTTPSessionManager: @unchecked Sendable {
         /// Resumable uploads (``AFHTTPSessionManager/shouldResumeInterruptedUploads``).
         var resumesInterruptedUploads = false
         var maximumUploadResumptions = 3
+        /// ``AFHTTPSessionManager/httpVersion``.
+        var httpVersion = HTTPVersion.automatic
     }
 
     /// The URL relative paths are resolved against; a non-empty path always ends in `/`.
@@ -112,6 +114,7 @@ open class AFHTTPSessionManager: @unchecked Sendable {
             $0.completionQueue = current.completionQueue
             $0.resumesInterruptedUploads = current.resumesInterruptedUploads
             $0.maximumUploadResumptions = current.maximumUploadResumptions
+            $0.httpVersion = current.httpVersion
         }
         return copy
     }

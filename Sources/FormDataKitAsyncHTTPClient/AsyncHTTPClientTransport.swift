@@ -129,7 +129,9 @@ public final class AsyncHTTPClientTransport: FormDataTransport {
     /// TLS settings are the client's (``Configuration/tlsConfiguration``), not per request.
     /// AsyncHTTPClient drops interim responses (it never reports a `104`), so a resumable upload
     /// is created first (`OPTIONS`, then a creation request, then the body as an append: see
-    /// `TransportCapabilities.resumableUploads`).
+    /// `TransportCapabilities.resumableUploads`). The HTTP version is the client's (h2 over TLS
+    /// when the server offers it, HTTP/1.1 otherwise), reported on each response: a request's
+    /// `httpVersion` other than `.automatic` fails before sending, naming it.
     public var capabilities: TransportCapabilities { [.resumableUploads] }
 
     /// ASIHTTPRequest's rules when ``Configuration/followsRedirects``; nil otherwise.
@@ -330,7 +332,14 @@ private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
         for (name, value) in head.headers {
             if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         }
-        observer.transportDidReceiveResponse(TransportResponseHead(statusCode: Int(head.status.code), headers: headers))
+        let version: ResponseHTTPVersion? =
+            switch (head.version.major, head.version.minor) {
+            case (2, _): .http2
+            case (1, 1): .http1_1
+            case (1, 0): .http1_0
+            default: nil
+            }
+        observer.transportDidReceiveResponse(TransportResponseHead(statusCode: Int(head.status.code), headers: headers, httpVersion: version))
         return task.eventLoop.makeSucceededVoidFuture()
     }
 

@@ -43,6 +43,25 @@ struct NetworkFlags: ParsableArguments {
         help: "Send --user's credentials only when the server asks (shouldPresentCredentialsBeforeChallenge = false).")
     var noPreemptiveAuth = false
 
+    @Flag(name: .customLong("http1.1"), help: "Send with HTTP/1.1 only (httpVersion = .http1_1).")
+    var http1_1 = false
+
+    @Flag(name: .customLong("http2"), help: "Send with HTTP/2 over TLS; fail if the server does not choose it (httpVersion = .http2).")
+    var http2 = false
+
+    @Flag(
+        name: .customLong("http2-prior-knowledge"),
+        help: "Send with HTTP/2 over cleartext without an upgrade, h2c (httpVersion = .http2PriorKnowledge).")
+    var http2PriorKnowledge = false
+
+    /// The version the flags ask for; nil without one.
+    /// - Throws: `ValidationError` when more than one is given.
+    func httpVersion() throws -> HTTPVersion? {
+        let chosen = [(http1_1, HTTPVersion.http1_1), (http2, .http2), (http2PriorKnowledge, .http2PriorKnowledge)].filter(\.0)
+        guard chosen.count <= 1 else { throw ValidationError("--http1.1, --http2 and --http2-prior-knowledge exclude each other") }
+        return chosen.first?.1
+    }
+
     /// Sets the request's network properties from the flags.
     /// - Throws: `ValidationError` naming the flag for a value it cannot use.
     func apply(to request: FormDataRequest) throws {
@@ -79,6 +98,7 @@ struct NetworkFlags: ParsableArguments {
         }
         if insecure { request.validatesSecureCertificate = false }
         if noPreemptiveAuth { request.shouldPresentCredentialsBeforeChallenge = false }
+        if let version = try httpVersion() { request.httpVersion = version }
     }
 
     /// `--proxy`'s URL: host, port (default 1080 for SOCKS, 8080 otherwise), type.

@@ -110,9 +110,11 @@ struct Post: AsyncParsableCommand {
                 // On the main thread, as ported ASI code usually calls it.
                 _ = await MainActor.run { request.startSynchronous() }
                 if let error = request.error { throw error }
-                response = FormDataResponse(
+                var answered = FormDataResponse(
                     statusCode: request.responseStatusCode, headers: request.responseHeaders ?? [:],
                     body: request.responseData ?? Data())
+                answered.httpVersion = request.responseHTTPVersion
+                response = answered
             } else {
                 response = try await request.start()
             }

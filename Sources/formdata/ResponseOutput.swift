@@ -9,9 +9,13 @@ import Foundation
 /// recolour, retitle or clear the terminal. The body is data: written as it came when standard
 /// output is a file or a pipe (`> file` keeps it byte for byte), escaped only when it is a terminal.
 enum ResponseOutput {
-    /// The status line and the headers sorted by name, one per line, escaped, ending in a blank line.
+    /// The status line (in the version the answer came in) and the headers sorted by name, one per
+    /// line, escaped, ending in a blank line.
     static func head(_ response: FormDataResponse) -> String {
-        var head = TerminalText.escaped(response.statusMessage) + "\n"
+        var status = response.statusMessage
+        // The version the answer came in, as curl prints it (`HTTP/2 200`).
+        if let version = response.httpVersion, status.hasPrefix("HTTP/1.1") { status = version.rawValue + status.dropFirst(8) }
+        var head = TerminalText.escaped(status) + "\n"
         for (name, value) in response.headers.sorted(by: { $0.key < $1.key }) {
             head += TerminalText.escaped(name) + ": " + TerminalText.escaped(value) + "\n"
         }

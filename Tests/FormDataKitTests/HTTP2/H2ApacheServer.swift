@@ -13,6 +13,7 @@ import FormDataKitTestSupport
 /// |---------|-------------------------------------------------------------------------------------|
 /// | `/sha`  | `<SERVER_PROTOCOL> <CONTENT_LENGTH> <sha256 of the body>`                            |
 /// | `/hold` | as `/sha`, after creating `held-<query>` and waiting for `release` in the directory  |
+/// | `/moved`| `307` to `/sha`                                                                      |
 ///
 /// The access log has one line per request, `<client port> <protocol> <status> <method> <path>`:
 /// the distinct client ports are the connections the client used.
@@ -52,6 +53,8 @@ final class H2ApacheServer: Sendable {
     let directory: String
     /// The server's certificate (PEM) when it speaks TLS, to trust.
     let certificate: Data?
+    /// Its file.
+    var certificatePath: String? { certificates?.selfSignedA.certificate }
     private let certificates: TestCertificates?
     private let process: SpawnedProcess
 
@@ -194,6 +197,7 @@ final class H2ApacheServer: Sendable {
             "<Directory \"\(directory)/cgi-bin\">", "  Require all granted", "  Options +ExecCGI", "</Directory>",
             "ScriptAlias /sha \"\(directory)/cgi-bin/sha.sh\"",
             "ScriptAlias /hold \"\(directory)/cgi-bin/hold.sh\"",
+            "Redirect 307 /moved /sha",
         ]
         if let certificates {
             lines += [
