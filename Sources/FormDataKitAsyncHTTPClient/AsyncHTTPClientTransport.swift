@@ -339,7 +339,8 @@ private final class ResponseDelegate: HTTPClientResponseDelegate, @unchecked Sen
             case (1, 0): .http1_0
             default: nil
             }
-        observer.transportDidReceiveResponse(TransportResponseHead(statusCode: Int(head.status.code), headers: headers, httpVersion: version))
+        observer.transportDidReceiveResponse(
+            TransportResponseHead(statusCode: Int(head.status.code), headers: headers, httpVersion: version))
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
