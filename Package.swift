@@ -164,6 +164,7 @@ let package = Package(
                 "Support/parse_form.py", "Transport/Support/form_server.py", "Transport/Support/edge_server.py",
                 "Transport/Support/report_cgi.py", "Transport/Support/origin_pair_server.py",
                 "Transport/Support/closing_keepalive_server.py", "Streams/stream_server.py", "Streams/stream_server.go",
+                "HTTP2/refusing_h2c_server.py",
             ]
         ),
         // The migration kit's tests: the receiver (framing, limits, hardening), snapshots and
