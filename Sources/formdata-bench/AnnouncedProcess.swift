@@ -115,10 +115,35 @@ final class AnnouncedProcess {
 
     /// Reads standard output until a `PORT <n>` line (its port), end of file or `timeout` (nil).
     private func readPort(timeout: Double) -> Int? {
+        while let line = readLine(timeout: timeout) {
+            if line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces)) { return port }
+        }
+        return nil
+    }
+
+    /// Writes `line` to its standard input and returns the next line it writes (nil at end of
+    /// file or after `timeout` seconds): a helper that answers commands (W9's receiver).
+    func ask(_ line: String, timeout: Double = 30) -> String? {
+        guard input >= 0 else { return nil }
+        let bytes = Array((line + "\n").utf8)
+        guard bytes.withUnsafeBytes({ write(input, $0.baseAddress, $0.count) }) == bytes.count else { return nil }
+        return readLine(timeout: timeout)
+    }
+
+    /// Bytes read from standard output past the last line returned.
+    private var pending: [UInt8] = []
+
+    /// The next line of standard output; nil at end of file or after `timeout` seconds.
+    private func readLine(timeout: Double) -> String? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
-        var pending: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while DispatchTime.now().uptimeNanoseconds < deadline {
+        while true {
+            if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { return nil }
             var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
             let left = Int32(max(1, (deadline - min(deadline, DispatchTime.now().uptimeNanoseconds)) / 1_000_000))
             let ready = poll(&poller, 1, left)
@@ -128,15 +153,7 @@ final class AnnouncedProcess {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return nil }
             pending += buffer[0..<count]
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                if line.hasPrefix("PORT "), let port = Int(line.dropFirst(5).trimmingCharacters(in: .whitespaces)) {
-                    return port
-                }
-            }
         }
-        return nil
     }
 
     /// Whether it exits within `seconds` (its status is then kept for ``stop(timeout:)``).

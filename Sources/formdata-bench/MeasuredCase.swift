@@ -1,5 +1,16 @@
 import Foundation
 
+/// A receiver that counts what it read, for ``MeasuredCase/measure(receiver:bodyBytesAbove:stdoutPath:failures:)``:
+/// ``DiscardReceiver``, W9's TLS receiver.
+protocol CountingReceiver {
+    /// Zeroes the counts.
+    func reset()
+    /// What it read since the last ``reset()``.
+    var stats: DiscardReceiver.Stats { get }
+}
+
+extension DiscardReceiver: CountingReceiver {}
+
 /// A W5 or `concurrent` case: its row, its command, and how its time is read.
 struct MeasuredCase {
     enum Timing {
@@ -63,7 +74,7 @@ struct MeasuredCase {
     /// Runs the command once, checks its exit status and what the receiver got (every request,
     /// each body over `bodyBytesAbove`), and adds its time and peak RSS to `row`; on a failure,
     /// marks the row and adds a line to `failures`.
-    mutating func measure(receiver: DiscardReceiver, bodyBytesAbove: Int, stdoutPath: String, failures: inout [String]) {
+    mutating func measure(receiver: any CountingReceiver, bodyBytesAbove: Int, stdoutPath: String, failures: inout [String]) {
         receiver.reset()
         let child = runMeasured(command, stdoutPath: stdoutPath)
         let output = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""

@@ -48,13 +48,15 @@ enum SmallFormsEntryPoint: String, CaseIterable {
         }
     }
 
-    /// A new request with W7's three fields and file part.
-    static func form(_ url: URL, _ file: String) throws -> FormDataRequest {
+    /// A new request with W7's three fields and file part, then `prepare`d (W9: its transport
+    /// and HTTP version).
+    static func form(_ url: URL, _ file: String, prepare: (FormDataRequest) -> Void = { _ in }) throws -> FormDataRequest {
         let request = FormDataRequest(url: url)
         request.transport = CurlTransport.shared
         request.timeOutSeconds = 60
         for (key, value) in SmallFormsWorkload.fields { request.addPostValue(value, forKey: key) }
         try request.addFile(file, forKey: "file")
+        prepare(request)
         return request
     }
 
@@ -70,13 +72,15 @@ enum SmallFormsEntryPoint: String, CaseIterable {
     }
 
     /// `startAsynchronous()` with a completion and a failure block, `inFlight` slots.
-    static func sendWithBlocks(count: Int, inFlight: Int, url: URL, file: String) throws {
+    static func sendWithBlocks(
+        count: Int, inFlight: Int, url: URL, file: String, prepare: (FormDataRequest) -> Void = { _ in }
+    ) throws {
         let slots = DispatchSemaphore(value: max(1, inFlight))
         let done = DispatchGroup()
         let failures = FailureLog()
         for _ in 0..<count {
             slots.wait()
-            let request = try form(url, file)
+            let request = try form(url, file, prepare: prepare)
             done.enter()
             request.completionBlock = { [unowned request] in
                 if request.responseStatusCode != 200 { failures.add("status \(request.responseStatusCode)") }

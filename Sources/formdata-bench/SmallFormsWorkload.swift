@@ -126,9 +126,12 @@ enum SmallFormsWorkload {
         return lines
     }
 
-    /// A curl config file with `count` transfers of the form, each its own `next` section.
-    static func curlConfig(count: Int, url: String, file: String, in directory: WorkloadDirectory, name: String) throws -> String {
-        var one = "url = \"\(url)\"\noutput = \"/dev/null\"\n"
+    /// A curl config file with `count` transfers of the form, each its own `next` section with
+    /// `extra` lines (W9: its trust and HTTP version, which `next` does not carry over).
+    static func curlConfig(
+        count: Int, url: String, file: String, in directory: WorkloadDirectory, name: String, extra: String = ""
+    ) throws -> String {
+        var one = "url = \"\(url)\"\noutput = \"/dev/null\"\n" + extra
         for (key, value) in fields { one += "form = \"\(key)=\(value)\"\n" }
         one += "form = \"file=@\(file)\"\n"
         let text = Array(repeating: one, count: count).joined(separator: "next\n")

@@ -14,7 +14,9 @@ import Foundation
 // URLSession vs curl -F; see SendWorkload), concurrent (200 uploads of 1 MiB at once through one
 // transport: FormDataKit curl and AsyncHTTPClient vs 200 curl -F processes; see
 // ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
-// 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload),
+// 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload), w9
+// (W7's form, 10,000 with 64 in flight over TLS to one origin, HTTP/2 then HTTP/1.1, against a Go
+// receiver; FormDataKit vs Go net/http and curl --parallel; see H2SmallFormsWorkload),
 // queue (W8: 200 uploads of 1 MiB through one NetworkQueue, 8 at a time, vs curl --parallel
 // --parallel-max 8; see QueueWorkload), resume (a multipart form of --size-mib MiB, 256 by default,
 // sent with shouldResumeInterruptedUploads to Apple's resumable-upload server handler through a
@@ -35,7 +37,7 @@ import Foundation
 // closes), to profile a sender against it outside a run.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|stream|queue|resume|faults ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|w9|stream|queue|resume|faults ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -46,6 +48,7 @@ func main() throws {
         case "concurrent": try ConcurrentWorkload.child(Array(arguments.dropFirst(2)))
         case "w7": try SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
         case "stream": try StreamWorkload.child(Array(arguments.dropFirst(2)))
+        case "w9": try H2SmallFormsWorkload.child(Array(arguments.dropFirst(2)))
         case "queue": try QueueWorkload.child(Array(arguments.dropFirst(2)))
         case "resume": try ResumeWorkload.child(Array(arguments.dropFirst(2)))
         case "receiver": try DiscardReceiver.serveUntilInputCloses()
@@ -84,7 +87,8 @@ func main() throws {
     }
     if workloads.isEmpty {
         workloads = [
-            "fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "stream", "queue", "resume", "faults",
+            "fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "w9", "stream", "queue", "resume",
+            "faults",
         ]
     }
     let runCount = runs ?? (quick ? 1 : 3)
@@ -118,6 +122,8 @@ func main() throws {
         case "w7", "small":
             try SmallFormsWorkload.run(
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
+        case "w9", "h2":
+            try H2SmallFormsWorkload.run(count: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
         case "stream", "w10":
             try StreamWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory, into: &report)
         case "queue", "w8":
