@@ -70,7 +70,7 @@ struct AsyncHTTPClientHTTPVersionTests {
                     }
                 }
             }
-            let posts = server.log.filter { $0.method == "POST" }
+            let posts = await server.log(atLeast: 64)
             #expect(posts.count == 64)
             #expect(Set(posts.map(\.clientPort)).count == 1, "connections: \(Set(posts.map(\.clientPort)))")
             try await transport.shutdown()

@@ -13,7 +13,8 @@ import FormDataKitTestSupport
 /// |---------|-------------------------------------------------------------------------------------|
 /// | `/sha`  | `<SERVER_PROTOCOL> <CONTENT_LENGTH> <sha256 of the body>`                            |
 /// | `/hold` | as `/sha`, after creating `held-<query>` and waiting for `release` in the directory  |
-/// | `/moved`| `307` to `/sha`                                                                      |
+/// | `/moved`| `307` to `/sha`, after reading the whole body (a CGI)                                 |
+/// | `/early`| `307` to `/sha` at once, the body unread (mod_alias's `Redirect`)                     |
 ///
 /// The access log has one line per request, `<client port> <protocol> <status> <method> <path>`:
 /// the distinct client ports are the connections the client used.
@@ -81,6 +82,19 @@ final class H2ApacheServer: Sendable {
             return Logged(
                 clientPort: port, protocolName: String(parts[1]), status: status, method: String(parts[3]), path: String(parts[4]))
         }
+    }
+
+    /// The access log once it has at least `count` lines of `method` (all methods when nil) to
+    /// `path` (any when nil): Apache writes a request's line after its answer went out, so a
+    /// client can hold the answer before the line is there. Waits (suspending) up to a minute.
+    func log(atLeast count: Int, method: String? = "POST", path: String? = "/sha") async -> [Logged] {
+        func matching() -> [Logged] { log.filter { (method == nil || $0.method == method) && (path == nil || $0.path == path) } }
+        for _ in 0..<3000 {
+            let lines = matching()
+            if lines.count >= count { return lines }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return matching()
     }
 
     /// Apache's error log, for failure messages.
@@ -159,7 +173,10 @@ final class H2ApacheServer: Sendable {
             \(answer)
 
             """
+        let moved =
+            "#!/bin/sh\ncat > /dev/null\nprintf 'Status: 307\\r\\nLocation: %s://%s/sha\\r\\n\\r\\n' \"$REQUEST_SCHEME\" \"$HTTP_HOST\"\n"
         try sha.write(toFile: "\(directory)/cgi-bin/sha.sh", atomically: false, encoding: .utf8)
+        try moved.write(toFile: "\(directory)/cgi-bin/moved.sh", atomically: false, encoding: .utf8)
         try hold.write(toFile: "\(directory)/cgi-bin/hold.sh", atomically: false, encoding: .utf8)
         var lines = [
             "ServerRoot \"\(directory)\"",
@@ -197,7 +214,8 @@ final class H2ApacheServer: Sendable {
             "<Directory \"\(directory)/cgi-bin\">", "  Require all granted", "  Options +ExecCGI", "</Directory>",
             "ScriptAlias /sha \"\(directory)/cgi-bin/sha.sh\"",
             "ScriptAlias /hold \"\(directory)/cgi-bin/hold.sh\"",
-            "Redirect 307 /moved /sha",
+            "ScriptAlias /moved \"\(directory)/cgi-bin/moved.sh\"",
+            "Redirect 307 /early /sha",
         ]
         if let certificates {
             lines += [
@@ -209,7 +227,7 @@ final class H2ApacheServer: Sendable {
         try (lines.joined(separator: "\n") + "\n").write(toFile: "\(directory)/httpd.conf", atomically: false, encoding: .utf8)
         // The workers (another account when root) read everything, run the scripts, create the marker files.
         try fileManager.setAttributes([.posixPermissions: 0o777], ofItemAtPath: directory)
-        for name in ["cgi-bin", "cgi-bin/sha.sh", "cgi-bin/hold.sh"] {
+        for name in ["cgi-bin", "cgi-bin/sha.sh", "cgi-bin/hold.sh", "cgi-bin/moved.sh"] {
             try fileManager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(directory)/\(name)")
         }
         if let certificates {
