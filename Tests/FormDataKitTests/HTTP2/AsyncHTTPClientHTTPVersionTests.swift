@@ -10,7 +10,8 @@ import Testing
 /// on each response, and refuses a request's other `httpVersion` before sending, naming it.
 @Suite(
     "HTTP versions over AsyncHTTPClient (Apache mod_http2)",
-    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"))
+    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"),
+    .serialized)
 struct AsyncHTTPClientHTTPVersionTests {
     static func transport(_ server: H2ApacheServer) throws -> AsyncHTTPClientTransport {
         AsyncHTTPClientTransport(configuration: try .init(pinning: TrustAnchorPinning(certificates: [try #require(server.certificate)])))

@@ -202,8 +202,9 @@ final class H2ApacheServer: Sendable {
             lines += ["<IfModule !\(name)>", "  LoadModule \(name) \"\(RealServers.apacheModules)/\(file)\"", "</IfModule>"]
         }
         lines += [
-            "StartServers 1", "ServerLimit 1", "ThreadsPerChild 64", "MaxRequestWorkers 64",
-            "H2MinWorkers 8", "H2MaxWorkers 64", "H2MaxSessionStreams 128",
+            // Small: the suites start several servers while the rest of the tests run on two cores.
+            "StartServers 1", "ServerLimit 1", "ThreadsPerChild 16", "MaxRequestWorkers 16",
+            "H2MinWorkers 1", "H2MaxWorkers 16", "H2MaxSessionStreams 128",
             "Timeout 60", "KeepAlive On", "LimitRequestBody 0",
             "Protocols \(mode.protocols)",
             "LogFormat \"%{remote}p %H %>s %m %U\" connections",

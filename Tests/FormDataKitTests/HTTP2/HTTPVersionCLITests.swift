@@ -7,7 +7,8 @@ import Testing
 /// is a connection failure (exit 11) naming why, and two of the flags are a usage error.
 @Suite(
     "formdata post HTTP version flags",
-    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"))
+    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"),
+    .serialized)
 struct HTTPVersionCLITests {
     static func tool() throws -> URL { try #require(FormdataTool.url(), "build the formdata tool first (swift build)") }
 

@@ -10,7 +10,9 @@ import Testing
 /// cancelled or timed-out stream leaving the others finishing.
 @Suite(
     "HTTP versions and HTTP/2 multiplexing (curl transport, Apache mod_http2)",
-    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"))
+    .enabled(if: H2ApacheServer.missing == nil || RealServers.required, "needs Apache with mod_http2: apt-get install apache2"),
+    // One server at a time: each runs up to 64 CGI processes at once, beside the rest of the suite.
+    .serialized)
 struct HTTPVersionTests {
     /// What a send of `version` to a server in a mode ends with.
     enum Expected: Equatable, CustomStringConvertible {
