@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import FormDataKitTestSupport
+import Testing
 
 /// A real Apache httpd with `mod_http2` (event MPM) on 127.0.0.1 and a free port, run as a child
 /// from a generated configuration: h2 over TLS, h2c over cleartext, or HTTP/1.1 only.
@@ -239,3 +240,7 @@ final class H2ApacheServer: Sendable {
         }
     }
 }
+
+/// The HTTP/2 suites, one at a time (each nested in an extension): each starts Apache servers
+/// that run up to 64 CGI processes at once, beside the rest of the tests on two cores.
+@Suite(.serialized) enum HTTP2Suites {}
