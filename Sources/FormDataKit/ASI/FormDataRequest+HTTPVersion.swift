@@ -3,7 +3,7 @@ import Foundation
 /// The HTTP version: asked for, and what the last response came in.
 extension FormDataRequest {
     /// The HTTP version to send with (curl's `--http1.1`, `--http2`, `--http2-prior-knowledge`):
-    /// ``HTTPVersion/automatic`` by default (h2 over TLS when the server offers it, HTTP/1.1
+    /// `HTTPVersion.automatic` by default (h2 over TLS when the server offers it, HTTP/1.1
     /// otherwise). Another value needs a transport that applies it (`CurlTransport`); one that
     /// cannot fails the send before anything goes out, naming the setting. See the article
     /// "Choosing the HTTP version".

@@ -52,7 +52,7 @@ public final class BodyReader {
     /// How many files are kept open, read to their end.
     var finishedFileCount: Int { finishedFiles.count }
 
-    /// Whether every byte has been read (for a body of known length; see ``BodySource/knownLength``).
+    /// Whether every byte has been read (for a body of known length; see `BodySource.knownLength`).
     public var isAtEnd: Bool { bytesRead == source.knownLength }
 
     /// Copies up to `buffer.count` bytes of the next chunk into `buffer` and returns how many;
