@@ -103,3 +103,33 @@ extension SendStateMachine {
         }
     }
 }
+
+extension SendStateMachine {
+    /// What the response of an exchange is for, once its head is settled.
+    enum Settled: Sendable, Equatable {
+        /// The response: its body is kept.
+        case answer
+        /// A redirect to follow with this request once the exchange ends (its body is dropped).
+        case follow(TransportRequest)
+        /// A challenge to answer with these schemes once the exchange ends (its body is dropped).
+        case answerChallenge([String])
+        /// A `429`/`503` whose `Retry-After` is honoured: send again that many nanoseconds after its end.
+        case retryAfter(UInt64)
+    }
+
+    /// One exchange of the send: its request, its head and what its response is for.
+    struct Exchange: Sendable {
+        var id: Int
+        var request: TransportRequest
+        var head: TransportResponseHead?
+        var settled: Settled?
+        /// Body bytes of the settled answer (decoded when the transport decodes).
+        var answerBytes: UInt64 = 0
+    }
+
+    /// Whether `head` is a redirect this send follows (or refuses).
+    func isRedirect(_ head: TransportResponseHead) -> Bool {
+        configuration.redirectPolicy != nil
+            && RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: head.header("Location") != nil)
+    }
+}

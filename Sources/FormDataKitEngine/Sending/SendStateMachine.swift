@@ -20,27 +20,6 @@ struct SendStateMachine: Sendable {
         case finished
     }
 
-    /// What the response of an exchange is for, once its head is settled.
-    private enum Settled: Sendable, Equatable {
-        /// The response: its body is kept.
-        case answer
-        /// A redirect to follow with this request once the exchange ends (its body is dropped).
-        case follow(TransportRequest)
-        /// A challenge to answer with these schemes once the exchange ends (its body is dropped).
-        case answerChallenge([String])
-        /// A `429`/`503` whose `Retry-After` is honoured: send again that many nanoseconds after its end.
-        case retryAfter(UInt64)
-    }
-
-    private struct Exchange: Sendable {
-        var id: Int
-        var request: TransportRequest
-        var head: TransportResponseHead?
-        var settled: Settled?
-        /// Body bytes of the settled answer (decoded when the transport decodes).
-        var answerBytes: UInt64 = 0
-    }
-
     let configuration: Configuration
     /// The request as the caller made it (a retry starts from it again).
     let original: TransportRequest
@@ -342,12 +321,6 @@ struct SendStateMachine: Sendable {
         actions.reserveCapacity(2)  // the first body bytes add .keepResponseBody
         actions.append(.reportResponseHead(head))
         return actions
-    }
-
-    /// Whether `head` is a redirect this send follows (or refuses).
-    private func isRedirect(_ head: TransportResponseHead) -> Bool {
-        configuration.redirectPolicy != nil
-            && RedirectPolicy.isRedirect(statusCode: head.statusCode, hasLocation: head.header("Location") != nil)
     }
 
     /// The schemes to answer a 401 with by sending again: after pre-emptive Basic, once, when
