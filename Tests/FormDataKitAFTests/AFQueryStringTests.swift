@@ -46,18 +46,45 @@ struct AFQueryStringTests {
         }
     }
 
-    @Test("names sort as -[NSString compare:] sorts them: ASCII of every kind, and non-ASCII beside it")
-    func namesSortAsNSStringCompare() {
-        var generator = SystemRandomNumberGenerator()
-        let alphabet = (0x20...0x7E).map { Character(Unicode.Scalar($0)) } + ["é", "e\u{301}", "Z", "ß", "漢"]
-        var names = Set<String>()
-        while names.count < 300 {
-            names.insert(String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
-        }
+    @Test("ASCII names of every kind sort exactly as -[NSString compare:] sorts them", arguments: UInt64(1)...20)
+    func asciiNamesSortAsNSStringCompare(seed: UInt64) {
+        let names = Self.randomNames(seed: seed, alphabet: (0x20...0x7E).map { Character(Unicode.Scalar($0)) })
         let parameters = Dictionary(uniqueKeysWithValues: names.map { ($0 as AnyHashable, "v" as Any) })
         let expected = names.sorted { NSString(string: $0).compare($1) == .orderedAscending }
             .map { AFPercentEscapedStringFromString($0) + "=v" }.joined(separator: "&")
         #expect(AFQueryStringFromParameters(parameters) == expected)
+    }
+
+    /// With non-ASCII names, swift-corelibs-foundation's `compare(_:)` is not transitive (seed 7
+    /// has `"eé" < "é;.-" < "éZ_e"` but not `"eé" < "éZ_e"`), so no order equals every sort of
+    /// every input order: what must hold is that each name is there once and no neighbour pair
+    /// is out of `compare(_:)` order — a merge sort with that comparator gives exactly that.
+    @Test(
+        "with non-ASCII names beside ASCII ones, no neighbour pair is out of -[NSString compare:] order",
+        arguments: UInt64(1)...40
+    )
+    func mixedNamesSortAsNSStringCompare(seed: UInt64) throws {
+        let alphabet = (0x20...0x7E).map { Character(Unicode.Scalar($0)) } + ["é", "e\u{301}", "Z", "ß", "漢"]
+        let names = Self.randomNames(seed: seed, alphabet: alphabet)
+        let parameters = Dictionary(uniqueKeysWithValues: names.map { ($0 as AnyHashable, "v" as Any) })
+        let sorted = try AFQueryStringFromParameters(parameters).split(separator: "&").map { pair in
+            try #require(pair.hasSuffix("=v") ? String(pair.dropLast(2)).removingPercentEncoding : nil, "\(pair)")
+        }
+        #expect(Set(sorted) == names && sorted.count == names.count)
+        for (before, after) in zip(sorted, sorted.dropFirst()) {
+            let inOrder = NSString(string: after).compare(before) != .orderedAscending
+            #expect(inOrder, "\(before.debugDescription) before \(after.debugDescription)")
+        }
+    }
+
+    /// 300 distinct names of 1–6 characters from `alphabet`, the same for the same seed.
+    private static func randomNames(seed: UInt64, alphabet: [Character]) -> Set<String> {
+        var generator = SplitMix64(state: seed)
+        var names = Set<String>()
+        while names.count < 300 {
+            names.insert(String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        return names
     }
 
     @Test func foundationCollectionsFlattenLikeSwiftOnes() {
@@ -76,5 +103,18 @@ struct AFQueryStringTests {
         serializer.stringEncoding = .legacyGBK
         let request = try serializer.request(withMethod: "POST", urlString: "http://example.com/f", parameters: ["名": "值 1"])
         #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "%E5%90%8D=%E5%80%BC%201")
+    }
+}
+
+/// A seeded generator (SplitMix64), so a failing name list can be reproduced from its seed.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
