@@ -258,7 +258,7 @@ enum SendWorkload {
         return lines
     }
 
-    /// The child: `send [--repeat N] <curl|asynchttpclient|urlsession> <url> <file>...` — a form
+    /// The child: `send [--repeat N] <curl|asynchttpclient|urlsession|--tls CERT h2|h1> <url> <file>...` — a form
     /// of ten fields and the files, built and sent (N times in a row, a new request each time,
     /// one transport); fails unless every answer is 200. Prints `formdata-bench-seconds S` for
     /// each send (build + send).
@@ -272,10 +272,26 @@ enum SendWorkload {
             sends = count
             arguments.removeFirst(2)
         }
+        // `--tls CERT h2|h1 URL FILE...` (W5 over TLS): a curl transport trusting CERT, and
+        // `httpVersion` `.http2` or `.http1_1`, in place of TRANSPORT.
+        var tls: (certificate: String, version: HTTPVersion)?
+        if arguments.first == "--tls" {
+            guard arguments.count >= 3, ["h2", "h1"].contains(arguments[2]) else {
+                throw BenchError.usage("send --tls CERT h2|h1 URL FILE...")
+            }
+            tls = (arguments[1], arguments[2] == "h2" ? .http2 : .http1_1)
+            arguments.removeFirst(2)
+        }
         guard arguments.count >= 2, let url = URL(string: arguments[1]) else {
             throw BenchError.usage("send [--repeat N] TRANSPORT URL FILE...")
         }
-        let transport = try childTransport(arguments[0], shared: true)
+        let transport: any FormDataTransport
+        if let tls {
+            let certificate = try Data(contentsOf: URL(fileURLWithPath: tls.certificate))
+            transport = CurlTransport(configuration: .init(trust: TrustAnchorPinning(certificates: [certificate])))
+        } else {
+            transport = try childTransport(arguments[0], shared: true)
+        }
         if arguments[0] == "curl-limit-1m" { FormDataRequest.maxBandwidthPerSecond = 1 << 20 }
         let files = Array(arguments.dropFirst(2))
         var times: [Double] = []
@@ -285,6 +301,7 @@ enum SendWorkload {
             let request = FormDataRequest(url: url)
             request.transport = transport
             request.timeOutSeconds = 120
+            if let tls { request.httpVersion = tls.version }
             for field in 0..<10 { request.addPostValue("value \(field)", forKey: "field\(field)") }
             for (fileIndex, file) in files.enumerated() { try request.addFile(file, forKey: "file\(fileIndex)") }
             // The send's clock starts here, as curl's time_total starts after its form is set up.

@@ -16,7 +16,9 @@ import Foundation
 // ConcurrentWorkload), w7 (small forms: three fields and a 2 KiB file, 3,000 one at a time and
 // 10,000 with 64 in flight; FormDataKit curl vs Go net/http and curl; see SmallFormsWorkload), w9
 // (W7's form, 10,000 with 64 in flight over TLS to one origin, HTTP/2 then HTTP/1.1, against a Go
-// receiver; FormDataKit vs Go net/http and curl --parallel; see H2SmallFormsWorkload),
+// receiver; FormDataKit vs Go net/http and curl --parallel; see H2SmallFormsWorkload), w5-tls
+// (W5's form at --size-mib sent once per run over TLS to the same Go receiver, h2 then HTTP/1.1;
+// FormDataKit vs curl --http2|--http1.1 -F; see H2SendWorkload),
 // queue (W8: 200 uploads of 1 MiB through one NetworkQueue, 8 at a time, vs curl --parallel
 // --parallel-max 8; see QueueWorkload), resume (a multipart form of --size-mib MiB, 256 by default,
 // sent with shouldResumeInterruptedUploads to Apple's resumable-upload server handler through a
@@ -37,7 +39,7 @@ import Foundation
 // closes), to profile a sender against it outside a run.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|w9|stream|queue|resume|faults ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|w9|w5-tls|stream|queue|resume|faults ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -87,8 +89,8 @@ func main() throws {
     }
     if workloads.isEmpty {
         workloads = [
-            "fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "w9", "stream", "queue", "resume",
-            "faults",
+            "fields", "spool", "spool-copy", "multipart-kit", "w4", "w6", "send", "concurrent", "w7", "w9", "w5-tls", "stream", "queue",
+            "resume", "faults",
         ]
     }
     let runCount = runs ?? (quick ? 1 : 3)
@@ -122,6 +124,8 @@ func main() throws {
         case "w7", "small":
             try SmallFormsWorkload.run(
                 sequential: quick ? 100 : 3000, parallel: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
+        case "w5-tls", "send-h2":
+            try H2SendWorkload.run(totalMiB: sizeMiB ?? (quick ? 8 : 1024), runs: runCount, in: directory, into: &report)
         case "w9", "h2":
             try H2SmallFormsWorkload.run(count: quick ? 300 : 10_000, runs: runCount, in: directory, into: &report)
         case "stream", "w10":
