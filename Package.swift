@@ -45,6 +45,8 @@ let package = Package(
         // server the resumable-upload tests send to; no shipped product uses it. Resolved only
         // with the ResumableUploadServer trait.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // HTTP/2 for that server (`--h2c`: resumable uploads over h2); also resolved only with the trait.
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.3.0"),
         // Resolved only with the AsyncHTTPClient trait (no target uses them otherwise).
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -195,6 +197,8 @@ let package = Package(
                 .product(name: "NIOResumableUpload", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOHTTPTypesHTTP2", package: "swift-nio-extras", condition: .when(traits: resumableUploadServer)),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: resumableUploadServer)),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: resumableUploadServer)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: resumableUploadServer)),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: resumableUploadServer)),

@@ -14,8 +14,9 @@ import FormDataKitAsyncHTTPClient
 /// the body); `gzip` compresses the body. Reports the status, the server's answer, the sha256 of
 /// the bytes the client meant to send (the built, possibly compressed, body), the body length,
 /// the resumptions, the progress reported in all, the body bytes the transport sent over every
-/// exchange, the peak RSS. `transport`: `curl` (CurlTransport) or `asynchttpclient` (with the
-/// AsyncHTTPClient trait: the upload is created first, there is no `104`).
+/// exchange, the peak RSS, the answer's HTTP version. `transport`: `curl` (CurlTransport),
+/// `curl-h2c` (CurlTransport, `httpVersion` `.http2PriorKnowledge`) or `asynchttpclient` (with
+/// the AsyncHTTPClient trait: the upload is created first, there is no `104`).
 func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit: Int, transport name: String) -> Never {
     let directory = (try? TemporaryStorage.directory()) ?? NSTemporaryDirectory()
     let path = "\(directory)/resumed-source-\(getpid())"
@@ -24,13 +25,15 @@ func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit:
     let request = FormDataRequest(url: url)
     let transport: CountingTransport
     switch name {
-    case "curl": transport = CountingTransport(base: CurlTransport())
+    case "curl", "curl-h2c": transport = CountingTransport(base: CurlTransport())
     #if AsyncHTTPClient
     case "asynchttpclient": transport = CountingTransport(base: AsyncHTTPClientTransport.shared)
     #endif
     default: report(["error": "transport \(name) is not in this build"])
     }
     request.transport = transport
+    // `curl-h2c`: h2 over cleartext by prior knowledge (the server runs with --h2c).
+    if name == "curl-h2c" { request.httpVersion = .http2PriorKnowledge }
     request.shouldResumeInterruptedUploads = true
     request.numberOfTimesToResumeUpload = limit
     request.shouldCompressRequestBody = gzip
@@ -59,7 +62,7 @@ func runResumedUpload(format: String, sizeKiB: Int, gzip: Bool, url: URL, limit:
         "status": request.responseStatusCode, "answer": request.responseString ?? "", "expectedSHA256": expected,
         "postLength": request.postLength, "resumeCount": request.uploadResumeCount,
         "resumptionURL": request.uploadResumptionURL?.absoluteString ?? "", "progress": progress.total, "clientSent": transport.sent.total,
-        "peakRSSKiB": statusKiB("VmHWM"),
+        "peakRSSKiB": statusKiB("VmHWM"), "httpVersion": request.responseHTTPVersion?.rawValue ?? "",
     ]
     if let error = request.error { values.merge(describe(error)) { a, _ in a } }
     report(values)

@@ -20,7 +20,7 @@ extension Reliability {
         /// upload (`TCP_NOTSENT_LOWAT`); AsyncHTTPClient's socket may hold up to `tcp_wmem`'s
         /// maximum, and its chunk (1 MiB) counts as sent once handed over.
         static func clientInFlight(_ transport: String) -> Int {
-            guard transport == "curl" else {
+            guard transport.hasPrefix("curl") else {
                 let wmem =
                     (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8))?
                     .split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } ?? 4 << 20
@@ -36,7 +36,12 @@ extension Reliability {
         /// created first). A gzip body is 100 MiB of file compressed (the offsets are into the
         /// compressed bytes).
         static var cutCases: [(format: String, gzip: Bool, transport: String)] {
-            var cases = [("multipart", false, "curl"), ("urlencoded", false, "curl"), ("raw", false, "curl"), ("multipart", true, "curl")]
+            var cases = [
+                ("multipart", false, "curl"), ("urlencoded", false, "curl"), ("raw", false, "curl"), ("multipart", true, "curl"),
+                // Over h2 (h2c by prior knowledge, the server with --h2c): the 104 is an
+                // interim HEADERS frame, the HEAD and the PATCH are streams of new connections.
+                ("multipart", false, "curl-h2c"),
+            ]
             #if AsyncHTTPClient
             cases += [("multipart", false, "asynchttpclient"), ("multipart", true, "asynchttpclient")]
             #endif
@@ -58,7 +63,7 @@ extension Reliability {
             let bytes = sizeKiB * 1024
             var cuts: [Int] = []
             for _ in 0..<3 { cuts.append((cuts.last ?? 0) + Int.random(in: (bytes / 8)...(bytes / 4), using: &generator)) }
-            let run = try await ResumableRun.start(cuts: cuts)
+            let run = try await ResumableRun.start(cuts: cuts, h2c: transport == "curl-h2c")
             let output = try await Subprocess.run([
                 Subprocess.helperPath, "resume", format, String(sizeKiB), gzip ? "1" : "0", run.url("/upload").absoluteString, "5",
                 transport,
@@ -77,6 +82,7 @@ extension Reliability {
             #expect(relay["cutsDone"] as? Int == 3, "\(context)")
             #expect((report["resumptionURL"] as? String ?? "").contains("/resumable_upload/"), "\(context)")
             #expect(report["progress"] as? Int == postLength, "\(context)")
+            #expect(report["httpVersion"] as? String == (transport == "curl-h2c" ? "HTTP/2" : "HTTP/1.1"), "\(context)")
             // Nothing the server had is sent again: the server receives the body once, plus at
             // most what it held unread at each cut (a restart from zero would add whole megabytes).
             let sent = relay["clientBytes"] as? Int ?? .max
@@ -90,7 +96,7 @@ extension Reliability {
             // Bounded by the upload buffers, not by the body (a 32 MiB, 100 MiB or 1 GiB file
             // part): within W5's bounds for a 1 GiB send (48 MiB over curl, 64 MiB over
             // AsyncHTTPClient); a URL-encoded body is in memory (4 MiB, encoded twice as large).
-            let bound = format == "urlencoded" ? 96 << 10 : transport == "curl" ? 48 << 10 : 64 << 10
+            let bound = format == "urlencoded" ? 96 << 10 : transport.hasPrefix("curl") ? 48 << 10 : 64 << 10
             #expect(peak > 0 && peak < bound, "peak RSS \(peak) KiB, bound \(bound) KiB; \(context)")
             print(
                 "resumed \(format)\(gzip ? " gzip" : "") over \(transport): \(postLength) bytes, cuts \(cuts), server received \(sent) bytes "
@@ -192,13 +198,17 @@ struct ResumableRun {
 
     /// `afterAnswer`: a cut waits until the server answered on the connection (its 104 reached the
     /// client), so that the upload is resumable when it is cut.
-    static func start(cuts: [Int], upstreamPort: Int? = nil, afterAnswer: Bool = true) async throws -> ResumableRun {
+    /// `h2c`: the server speaks h2 over cleartext by prior knowledge (`--h2c`); the relay forwards
+    /// bytes either way, and its `answered` then is the server's first frame (its SETTINGS): h2's
+    /// flow control keeps the body behind the server's answers to it (the 104 comes first), so a
+    /// cut still falls after the 104 reached the client.
+    static func start(cuts: [Int], upstreamPort: Int? = nil, afterAnswer: Bool = true, h2c: Bool = false) async throws -> ResumableRun {
         let directory = NSTemporaryDirectory() + "resumable-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var server: PortAnnouncingProcess?
         var port = upstreamPort ?? 0
         if upstreamPort == nil {
-            let started = try await PortAnnouncingProcess(executable: serverPath, arguments: [directory]) { line in
+            let started = try await PortAnnouncingProcess(executable: serverPath, arguments: (h2c ? ["--h2c"] : []) + [directory]) { line in
                 PythonOracle.Failure(description: "ResumableUploadServer did not start: \(line)")
             }
             server = started

@@ -3,8 +3,10 @@
 // handler that writes each completed upload's body to a file. It is the independent server the
 // resumable-upload tests send to (we did not write the protocol side).
 //
-// Usage: ResumableUploadServer <directory>
-// Prints `PORT <n>` (a free loopback port) and serves until its standard input closes.
+// Usage: ResumableUploadServer [--h2c] <directory>
+// Prints `PORT <n>` (a free loopback port) and serves until its standard input closes. With
+// `--h2c` it speaks HTTP/2 over cleartext by prior knowledge (swift-nio-http2; each stream gets
+// the same handlers), for resumable uploads over h2; otherwise HTTP/1.1.
 // Routes: POST/PUT any path → the body is written to <directory>/upload-<n>, answered 201 with a
 // JSON report (its sha256 by coreutils' sha256sum); GET /report → a JSON array of the completed uploads:
 // {"path", "method", "bytes", "sha256", "file", "contentType"}. `Location` of the 104 answers is
@@ -19,6 +21,8 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import NIOHTTPTypesHTTP2
+import NIOHTTP2
 import NIOPosix
 import NIOResumableUpload
 
@@ -122,11 +126,21 @@ func sha256sum(_ path: String) -> String {
     return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init) ?? ""
 }
 
-guard CommandLine.arguments.count == 2 else {
-    FileHandle.standardError.write(Data("usage: ResumableUploadServer <directory>\n".utf8))
+/// The resumable-upload handler and the recorder, on an HTTP/1.1 connection or an h2 stream.
+func addUploadHandlers(
+    _ sync: ChannelPipeline.SynchronousOperations, _ context: HTTPResumableUploadContext, _ directory: String, _ ledger: UploadLedger
+) throws {
+    try sync.addHandler(HTTPResumableUploadHandler(context: context, handlers: [UploadRecorder(directory: directory, ledger: ledger)]))
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+let speaksH2C = arguments.first == "--h2c"
+if speaksH2C { arguments.removeFirst() }
+guard arguments.count == 1 else {
+    FileHandle.standardError.write(Data("usage: ResumableUploadServer [--h2c] <directory>\n".utf8))
     exit(2)
 }
-let directory = CommandLine.arguments[1]
+let directory = arguments[0]
 let ledger = UploadLedger()
 // An empty origin: `Location: /resumable_upload/<id>`, resolved by the client against the URL it
 // sent to (through a relay when there is one).
@@ -140,12 +154,20 @@ let server = try ServerBootstrap(group: group)
     .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
             let sync = channel.pipeline.syncOperations
-            try sync.configureHTTPServerPipeline()
-            try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try sync.addHandler(
-                HTTPResumableUploadHandler(
-                    context: uploadContext,
-                    handlers: [UploadRecorder(directory: directory, ledger: ledger)]))
+            if speaksH2C {
+                _ = try sync.configureHTTP2Pipeline(
+                    mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                ) { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTPServerCodec())
+                        try addUploadHandlers(stream.pipeline.syncOperations, uploadContext, directory, ledger)
+                    }
+                }
+            } else {
+                try sync.configureHTTPServerPipeline()
+                try sync.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                try addUploadHandlers(sync, uploadContext, directory, ledger)
+            }
         }
     }
     .bind(host: "127.0.0.1", port: 0)
