@@ -1,4 +1,7 @@
 import FormDataKit
+#if AsyncHTTPClient
+import FormDataKitAsyncHTTPClient
+#endif
 import Foundation
 
 /// W9 small forms over TLS to one origin: W7's form, `count` times with 64 in flight, to Go
@@ -6,8 +9,10 @@ import Foundation
 /// speaking h2, then one speaking HTTP/1.1 only, to show what h2 buys. Senders, each a process of
 /// its own: FormDataKit (`startAsynchronous()` and blocks, `httpVersion` `.http2` or `.http1_1`,
 /// one `CurlTransport` trusting the certificate), Go's client (`ForceAttemptHTTP2`, or h2 off)
-/// and `curl --http2|--http1.1 --parallel --parallel-max 64`. A row's note has the connections the
-/// receiver accepted. Skipped without `go` (the receiver is Go's).
+/// and `curl --http2|--http1.1 --parallel --parallel-max 64`; with the AsyncHTTPClient trait, also
+/// FormDataKit over `AsyncHTTPClientTransport` (h2 when the receiver offers it, `.automatic`).
+/// A row's note has the connections the receiver accepted. Skipped without `go` (the receiver is
+/// Go's).
 enum H2SmallFormsWorkload {
     static let name = "W9 small forms over TLS"
     static let ours = "FormDataKit curl, blocks"
@@ -42,6 +47,16 @@ enum H2SmallFormsWorkload {
                     timing: .wallClock, command: [go, "send", version, String(count), String(inFlight), url, file, receiver.certificate],
                     requests: count),
             ]
+            #if AsyncHTTPClient
+            cases.append(
+                MeasuredCase(
+                    row: row(
+                        "FormDataKit AsyncHTTPClient, blocks", "httpVersion .automatic (h2 when offered); build + send, a new request each"),
+                    timing: .wallClock,
+                    command: [selfPath, "--child", "w9", version, String(count), String(inFlight), url, file, receiver.certificate]
+                        + ["asynchttpclient"],
+                    requests: count))
+            #endif
             if toolExists("curl") {
                 cases.append(
                     MeasuredCase(
@@ -99,18 +114,30 @@ enum H2SmallFormsWorkload {
     /// The child: `w9 h2|h1 COUNT IN_FLIGHT URL FILE CERT` — W7's form COUNT times, IN_FLIGHT at
     /// once, with `startAsynchronous()` and blocks over one `CurlTransport` trusting CERT, with
     /// `httpVersion` `.http2` or `.http1_1`; fails unless every answer is 200 (the receiver counts
-    /// the requests that came over h2).
+    /// the requests that came over h2). With a seventh argument `asynchttpclient` (AsyncHTTPClient
+    /// trait), over one `AsyncHTTPClientTransport` trusting CERT, `httpVersion` `.automatic`.
     static func child(_ arguments: [String]) throws {
-        let usage = "w9 h2|h1 COUNT IN_FLIGHT URL FILE CERT"
-        guard arguments.count == 6, ["h2", "h1"].contains(arguments[0]), let count = Int(arguments[1]),
+        let usage = "w9 h2|h1 COUNT IN_FLIGHT URL FILE CERT [asynchttpclient]"
+        guard arguments.count == 6 || arguments.count == 7, ["h2", "h1"].contains(arguments[0]), let count = Int(arguments[1]),
             let inFlight = Int(arguments[2]), let url = URL(string: arguments[3])
         else { throw BenchError.usage(usage) }
         let certificate = try Data(contentsOf: URL(fileURLWithPath: arguments[5]))
-        let transport = CurlTransport(configuration: .init(trust: TrustAnchorPinning(certificates: [certificate])))
-        let version: HTTPVersion = arguments[0] == "h2" ? .http2 : .http1_1
+        let pinning = TrustAnchorPinning(certificates: [certificate])
+        var transport: any FormDataTransport = CurlTransport(configuration: .init(trust: pinning))
+        var version: HTTPVersion = arguments[0] == "h2" ? .http2 : .http1_1
+        if arguments.count == 7 {
+            #if AsyncHTTPClient
+            guard arguments[6] == "asynchttpclient" else { throw BenchError.usage(usage) }
+            transport = AsyncHTTPClientTransport(configuration: try .init(pinning: pinning))
+            version = .automatic
+            #else
+            throw BenchError.usage("w9: built without the AsyncHTTPClient trait")
+            #endif
+        }
+        let (chosenTransport, chosenVersion) = (transport, version)
         try SmallFormsEntryPoint.sendWithBlocks(count: count, inFlight: inFlight, url: url, file: arguments[4]) { request in
-            request.transport = transport
-            request.httpVersion = version
+            request.transport = chosenTransport
+            request.httpVersion = chosenVersion
         }
     }
 }
