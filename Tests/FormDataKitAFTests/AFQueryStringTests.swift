@@ -1,4 +1,5 @@
 import FormDataKitAF
+@testable import FormDataKitEngine
 import Foundation
 import Testing
 
@@ -79,7 +80,7 @@ struct AFQueryStringTests {
 
     /// 300 distinct names of 1–6 characters from `alphabet`, the same for the same seed.
     private static func randomNames(seed: UInt64, alphabet: [Character]) -> Set<String> {
-        var generator = SplitMix64(state: seed)
+        var generator = SeededRandomNumberGenerator(seed: seed)
         var names = Set<String>()
         while names.count < 300 {
             names.insert(String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
@@ -103,18 +104,5 @@ struct AFQueryStringTests {
         serializer.stringEncoding = .legacyGBK
         let request = try serializer.request(withMethod: "POST", urlString: "http://example.com/f", parameters: ["名": "值 1"])
         #expect(String(decoding: request.httpBody ?? Data(), as: UTF8.self) == "%E5%90%8D=%E5%80%BC%201")
-    }
-}
-
-/// A seeded generator (SplitMix64), so a failing name list can be reproduced from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
