@@ -12,7 +12,9 @@ import Foundation
 /// lost mid-body), the failure is held back and the offset is asked; the rest of the body goes
 /// from the server's offset; a `409` (offset mismatch) or another loss asks again. Each offset
 /// request counts as one resumption, at most ``maximumResumptions``; past that the
-/// send fails with ``ResumableUploadProtocol/limitReached(_:lastError:)``. An exchange without a
+/// send fails with ``ResumableUploadProtocol/limitReached(_:lastError:)``. An exchange that
+/// stalls (no byte either way for the idle timeout: a black hole, a dead link) is resumed the same
+/// way while resumptions are left (``stalled(now:)``), and times out past them. An exchange without a
 /// `104` (a server without support) fails as an ordinary send does. The exchanges it starts have
 /// negative ids, the send machine's positive ones.
 ///
@@ -302,6 +304,26 @@ struct ResumableUploadStateMachine: Sendable {
     }
 
     // MARK: - Resuming
+
+    /// The send machine's exchange stalled: no byte either way for the idle timeout
+    /// (``SendStateMachine/isStalled(at:)``), as when a middlebox or a dead link swallows the
+    /// connection without a reset. When the upload can be resumed — its URL known, no response
+    /// head, resumptions left — the exchange on the wire (the first, an offset request or an
+    /// unanswered append) is stopped and the offset asked on a new connection, one more
+    /// resumption, and the send machine's idle clock starts again; nil otherwise (the send times
+    /// out as before).
+    mutating func stalled(now: UInt64) -> [Step]? {
+        guard let logical, resumptionURL != nil, !headSeen, resumeCount < maximumResumptions else { return nil }
+        let onWire: Int
+        switch phase {
+        case .direct: onWire = logical.id
+        case .asking(let id, _, _): onWire = id
+        case .appending(let id, _, _, let answered) where !answered: onWire = id
+        default: return nil
+        }
+        lastError = .timedOut(underlying: UnderlyingError(domain: "FormDataKit", code: 0, message: "No bytes sent or received"))
+        return [.cancelExchange(id: onWire)] + ask(now: now, logical: logical) + [.forward(.resumed(id: logical.id, now: now))]
+    }
 
     /// Whether a failure can be resumed: the connection was lost (not a timeout, not a cancel),
     /// no response head arrived, and a `104` gave the upload's URL.

@@ -169,7 +169,10 @@ final class SendDriver: TransportTask, @unchecked Sendable {
                 outside = apply(machine.handle(event), exchange: event.exchangeID ?? 0, data: data)
             } else {
                 outside = []
-                for step in resumption!.incoming(event) {
+                // A stalled resumable upload resumes rather than timing out (the machine's clock).
+                var steps: [ResumableUploadStateMachine.Step]?
+                if case .clock(let now) = event, machine.isStalled(at: now) { steps = resumption!.stalled(now: now) }
+                for step in steps ?? resumption!.incoming(event) {
                     switch step {
                     case .forward(let event):
                         outside += apply(machineHandle(event), exchange: event.exchangeID ?? 0, data: data)

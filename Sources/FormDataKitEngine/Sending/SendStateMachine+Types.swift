@@ -90,12 +90,15 @@ extension SendStateMachine {
         case cancel
         /// A timer armed with ``Action/armTimer(deadline:)`` is due.
         case clock(now: UInt64)
+        /// Exchange `id` stalled (``SendStateMachine/isStalled(at:)``) and goes on another way: a
+        /// resumable upload asks its offset on a new connection. Activity: the idle clock starts again.
+        case resumed(id: Int, now: UInt64)
 
         /// The exchange an exchange event is about; nil for the others.
         var exchangeID: Int? {
             switch self {
             case .bodySent(let id, _, _), .informationalResponse(let id, _, _), .responseHead(let id, _, _),
-                .bodyReceived(let id, _, _), .bodyFailed(let id, _), .exchangeEnded(let id, _, _):
+                .bodyReceived(let id, _, _), .bodyFailed(let id, _), .exchangeEnded(let id, _, _), .resumed(let id, _):
                 return id
             case .start, .refuse, .cancel, .clock:
                 return nil

@@ -87,6 +87,11 @@ struct SendStateMachine: Sendable {
             return [.finish(.failure(error))]
         case .cancel: return cancel()
         case .clock(let now): return clock(now: now)
+        case .resumed(let id, let now):
+            guard current(id) != nil else { return [] }
+            touch(now)
+            timerDeadline = nextDeadline()
+            return timerDeadline.map { [.armTimer(deadline: $0)] } ?? []
         case .bodySent(let id, let total, let now):
             guard current(id) != nil else { return [] }
             touch(now)
@@ -215,6 +220,15 @@ struct SendStateMachine: Sendable {
         return [.cancelExchange(id: exchange.id)] + retryOrFail(error, now: now)
     }
 
+    /// Whether the exchange in flight has had no byte either way for the idle timeout at `now`,
+    /// before the whole send's deadline: the clock would time it out. A resumable upload resumes
+    /// from there instead (``Event/resumed(id:now:)``).
+    func isStalled(at now: UInt64) -> Bool {
+        let limit = configuration.idleTimeoutNanoseconds
+        guard case .exchanging = state, limit > 0, totalDeadline.map({ now < $0 }) ?? true else { return false }
+        return now > lastActivity && now - lastActivity >= limit
+    }
+
     private mutating func totalTimeUp(cancelling: [Action]) -> [Action] {
         state = .finished
         return cancelling + [.finish(.failure(configuration.totalTimeoutError))]
@@ -304,7 +318,7 @@ struct SendStateMachine: Sendable {
                 break
             }
         }
-        if let schemes = challengeToAnswer(exchange, head: head) {
+        if let schemes = challengeToAnswer(exchange, head: head, authRetries: authRetries) {
             exchange.settled = .answerChallenge(schemes)
             state = .exchanging(exchange)
             return []
@@ -321,20 +335,6 @@ struct SendStateMachine: Sendable {
         actions.reserveCapacity(2)  // the first body bytes add .keepResponseBody
         actions.append(.reportResponseHead(head))
         return actions
-    }
-
-    /// The schemes to answer a 401 with by sending again: after pre-emptive Basic, once, when
-    /// the server offers a scheme other than Basic and the transport answers challenges.
-    private func challengeToAnswer(_ exchange: Exchange, head: TransportResponseHead) -> [String]? {
-        let network = exchange.request.network
-        guard configuration.answersChallenges, head.statusCode == 401, authRetries == 0, network.credentials != nil,
-            network.presentsCredentialsBeforeChallenge, network.challengeSchemes.isEmpty,
-            let challenge = head.header("WWW-Authenticate")
-        else { return nil }
-        let others = AuthenticationChallenge.schemes(in: challenge).filter {
-            AuthenticationChallenge.answerable.contains($0) && $0 != "Basic"
-        }
-        return others.isEmpty ? nil : others
     }
 
     /// The error when the response has grown past a limit, else nil.

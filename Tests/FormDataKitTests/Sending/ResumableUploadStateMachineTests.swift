@@ -23,16 +23,22 @@ struct ResumableUploadStateMachineTests {
         var progress: [Int64] = []
         var outcome: SendStateMachine.Outcome?
 
-        init(limit: Int = 3, body: TransportRequest.Body = .data(ResumableUploadStateMachineTests.body), createsUploadFirst: Bool = false) {
+        init(
+            limit: Int = 3, body: TransportRequest.Body = .data(ResumableUploadStateMachineTests.body), createsUploadFirst: Bool = false,
+            idleTimeout: UInt64 = 0
+        ) {
             let request = TransportRequest(
                 url: ResumableUploadStateMachineTests.url, method: "POST",
                 headers: [(name: "Content-Type", value: "text/plain"), (name: "X-Trace", value: "t1")], body: body, timeoutInterval: 0)
-            send = SendStateMachine(request: request, configuration: .init())
+            send = SendStateMachine(request: request, configuration: .init(idleTimeoutNanoseconds: idleTimeout))
             resume = ResumableUploadStateMachine(maximumResumptions: limit, createsUploadFirst: createsUploadFirst)
         }
 
         mutating func feed(_ event: SendStateMachine.Event) {
-            for step in resume.incoming(event) {
+            // As the driver: a stalled resumable upload resumes rather than timing out.
+            var steps: [ResumableUploadStateMachine.Step]?
+            if case .clock(let now) = event, send.isStalled(at: now) { steps = resume.stalled(now: now) }
+            for step in steps ?? resume.incoming(event) {
                 switch step {
                 case .forward(let event): carryOut(send.handle(event))
                 case .startExchange(let id, let request): started.append((id, request))
@@ -177,7 +183,7 @@ struct ResumableUploadStateMachineTests {
         #expect(underlying.code == 404 && underlying.message.contains("/resumable_upload/7-1"))
     }
 
-    @Test("a loss after the response head began is not resumed; a timeout is not resumed")
+    @Test("a loss after the response head began is not resumed; a timeout the transport reports is not resumed")
     func notResumed() {
         var pair = Pair()
         pair.carryOut(pair.send.handle(.start(now: 0)))
@@ -191,6 +197,34 @@ struct ResumableUploadStateMachineTests {
         second.feed(.informationalResponse(id: 1, head: Self.head(104, ["Location": "/r/1"]), now: 1))
         second.feed(.exchangeEnded(id: 1, error: timeout, now: 3))
         #expect(second.outcome == .failure(timeout) && second.started.count == 1)
+    }
+
+    @Test("a stall (idle past the timeout, no head) stops the exchange and asks the offset; after a head it times out")
+    func stallResumes() {
+        var pair = Pair(idleTimeout: 10)
+        pair.carryOut(pair.send.handle(.start(now: 0)))
+        pair.feed(.informationalResponse(id: 1, head: Self.head(104, ["Location": "/r/1"]), now: 1))
+        pair.feed(.bodySent(id: 1, totalBytesSent: 6, now: 2))
+        pair.feed(.clock(now: 12))
+        #expect(pair.cancelled == [1] && pair.last.id == -1 && pair.last.request.method == "HEAD")
+        #expect(pair.outcome == nil && pair.resume.resumeCount == 1)
+        // The idle clock started again at the stall: not stalled before 22.
+        #expect(!pair.send.isStalled(at: 21) && pair.send.isStalled(at: 22))
+        pair.feed(.clock(now: 22))
+        #expect(pair.cancelled == [1, -1] && pair.last.id == -2 && pair.last.request.method == "HEAD")
+        pair.feed(.responseHead(id: -2, head: Self.head(204, ["Upload-Offset": "6"]), now: 23))
+        pair.feed(.exchangeEnded(id: -2, error: nil, now: 24))
+        #expect(pair.last.request.method == "PATCH" && pair.last.request.body == .data(Data("6789".utf8)))
+        var answered = Pair(idleTimeout: 10)
+        answered.carryOut(answered.send.handle(.start(now: 0)))
+        answered.feed(.informationalResponse(id: 1, head: Self.head(104, ["Location": "/r/1"]), now: 1))
+        answered.feed(.responseHead(id: 1, head: Self.head(200), now: 2))
+        answered.feed(.clock(now: 12))
+        guard case .failure(.timedOut)? = answered.outcome else {
+            Issue.record("not timed out: \(String(describing: answered.outcome))")
+            return
+        }
+        #expect(answered.started.count == 1 && answered.resume.resumeCount == 0)
     }
 
     @Test("cancelling the send also stops the resumption's exchange in flight")
