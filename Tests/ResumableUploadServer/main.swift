@@ -3,8 +3,9 @@
 // handler that writes each completed upload's body to a file. It is the independent server the
 // resumable-upload tests send to (we did not write the protocol side).
 //
-// Usage: ResumableUploadServer [--h2c] <directory>
-// Prints `PORT <n>` (a free loopback port) and serves until its standard input closes. With
+// Usage: ResumableUploadServer [--h2c] <directory> [<address>]
+// Prints `PORT <n>` (a free port on <address>, 127.0.0.1 by default; formdata-bench's fault lab
+// passes its server namespace's address) and serves until its standard input closes. With
 // `--h2c` it speaks HTTP/2 over cleartext by prior knowledge (swift-nio-http2; each stream gets
 // the same handlers), for resumable uploads over h2; otherwise HTTP/1.1.
 // Routes: POST/PUT any path → the body is written to <directory>/upload-<n>, answered 201 with a
@@ -136,11 +137,12 @@ func addUploadHandlers(
 var arguments = Array(CommandLine.arguments.dropFirst())
 let speaksH2C = arguments.first == "--h2c"
 if speaksH2C { arguments.removeFirst() }
-guard arguments.count == 1 else {
-    FileHandle.standardError.write(Data("usage: ResumableUploadServer [--h2c] <directory>\n".utf8))
+guard arguments.count == 1 || arguments.count == 2 else {
+    FileHandle.standardError.write(Data("usage: ResumableUploadServer [--h2c] <directory> [<address>]\n".utf8))
     exit(2)
 }
 let directory = arguments[0]
+let address = arguments.count == 2 ? arguments[1] : "127.0.0.1"
 let ledger = UploadLedger()
 // An empty origin: `Location: /resumable_upload/<id>`, resolved by the client against the URL it
 // sent to (through a relay when there is one).
@@ -170,7 +172,7 @@ let server = try ServerBootstrap(group: group)
             }
         }
     }
-    .bind(host: "127.0.0.1", port: 0)
+    .bind(host: address, port: 0)
     .wait()
 FileHandle.standardOutput.write(Data("PORT \(server.localAddress?.port ?? 0)\n".utf8))
 // Serve until standard input closes (the test stops the process that way, or with SIGTERM).
