@@ -58,11 +58,24 @@ final class DiscardReceiver: Sendable {
     func reset() { counters.withLock { $0 = Stats() } }
 
     /// `formdata-bench --child receiver`: a receiver on its own, announced as `PORT n` on
-    /// standard output, until standard input closes.
+    /// standard output, until standard input closes. A `stats` line on standard input is
+    /// answered with one line, `{"requests":N,"bytes":N}` (what it read since the last `reset`
+    /// line, which is answered `ok`): the fault lab's delay scenario counts arrivals so.
     static func serveUntilInputCloses() throws {
         let receiver = try DiscardReceiver()
         FileHandle.standardOutput.write(Data("PORT \(receiver.port)\n".utf8))
-        while FileHandle.standardInput.availableData.count > 0 {}
+        while let line = readLine() {
+            switch line {
+            case "stats":
+                let stats = receiver.stats
+                FileHandle.standardOutput.write(Data("{\"requests\":\(stats.requests),\"bytes\":\(stats.totalBodyBytes)}\n".utf8))
+            case "reset":
+                receiver.reset()
+                FileHandle.standardOutput.write(Data("ok\n".utf8))
+            default:
+                break
+            }
+        }
         receiver.stop()
     }
 

@@ -26,7 +26,11 @@ import Foundation
 // executable built with the ResumableUploadServer trait, beside this one or --resumable-server PATH,
 // and is skipped without it), faults (uploads on a bad network between two network namespaces
 // of its own: a NetworkQueue through 5 % loss, 6 Mbit/s and a 6 s black hole, keyed and keyless;
-// root, `ip`, `tc` and `nft` needed, skipped otherwise; see FaultWorkload).
+// a flapping link with Retry-After; a black hole during responses; W7's small forms and a 64 MiB
+// form through 200 ms ± 50 ms of delay and 2 % loss against curl; a 256 MiB resumable upload
+// through three black holes, which needs the ResumableUploadServer as `resume` does; root, `ip`,
+// `tc` and `nft` needed, skipped otherwise; see FaultWorkload, FaultDelayWorkload and
+// FaultResumeWorkload; `faults-delay` and `faults-resume` run one of those two alone).
 // --quick uses small sizes (CI runs it so the harness cannot rot). --out FILE writes the results as
 // Markdown: the command, the date and the machine, then one table per workload with its target
 // lines (the shape of Benchmarks/RESULTS.md). --compare-with BENCH adds, in
@@ -39,7 +43,7 @@ import Foundation
 // closes), to profile a sender against it outside a run.
 
 let usage =
-    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|w9|w5-tls|stream|queue|resume|faults ...]"
+    "usage: formdata-bench [--quick] [--runs N] [--size-mib N] [--compare-with BENCH] [--resumable-server PATH] [--out FILE] [--chart FILE.png] [fields|spool|spool-copy|multipart-kit|w4|w6|send|concurrent|w7|w9|w5-tls|stream|queue|resume|faults|faults-delay|faults-resume ...]"
 
 func main() throws {
     var arguments = Array(CommandLine.arguments.dropFirst())
@@ -56,6 +60,9 @@ func main() throws {
         case "receiver": try DiscardReceiver.serveUntilInputCloses()
         case "fault-receiver": try FaultReceiver.child(Array(arguments.dropFirst(2)))
         case "fault-queue": try FaultQueueClient.child(Array(arguments.dropFirst(2)))
+        case "delay-relay": try DelayRelay.child(Array(arguments.dropFirst(2)))
+        case "fault-form": try FaultDelayWorkload.child(Array(arguments.dropFirst(2)))
+        case "fault-resume": try FaultResumeClient.child(Array(arguments.dropFirst(2)))
         default: throw BenchError.usage("unknown child \(arguments[1])")
         }
         return
@@ -139,6 +146,16 @@ func main() throws {
             try FaultWorkload.runFlapping(uploads: quick ? 12 : 40, runs: runs ?? (quick ? 1 : 3), in: directory, into: &report)
             try FaultWorkload.runResponses(
                 uploads: quick ? 8 : 20, runs: runs ?? (quick ? 1 : 3), hole: .init(start: 1.5, length: 4), in: directory, into: &report)
+            try FaultDelayWorkload.run(
+                smallForms: quick ? 100 : 300, formMiB: quick ? 16 : 64, runs: runs ?? (quick ? 1 : 3), in: directory, into: &report)
+            try FaultResumeWorkload.run(
+                totalMiB: quick ? 32 : 256, runs: runs ?? (quick ? 1 : 3), server: resumableServer, in: directory, into: &report)
+        case "faults-delay":
+            try FaultDelayWorkload.run(
+                smallForms: quick ? 100 : 300, formMiB: quick ? 16 : 64, runs: runs ?? (quick ? 1 : 3), in: directory, into: &report)
+        case "faults-resume":
+            try FaultResumeWorkload.run(
+                totalMiB: quick ? 32 : 256, runs: runs ?? (quick ? 1 : 3), server: resumableServer, in: directory, into: &report)
         case "resume":
             try ResumeWorkload.run(
                 totalMiB: sizeMiB ?? (quick ? 8 : 256), runs: runCount, server: resumableServer, in: directory, into: &report)

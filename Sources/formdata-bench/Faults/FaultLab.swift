@@ -72,15 +72,20 @@ final class FaultLab: Sendable {
     /// `arguments` as run inside `namespace` (a prefix for a child process).
     func command(in namespace: String, _ arguments: [String]) -> [String] { ["ip", "netns", "exec", namespace] + arguments }
 
-    /// Drops `percent` % of packets at random, both ways (in each namespace, on input);
-    /// 0 removes the rule.
+    /// Drops `percent` % of the packets that cross the veth pair at random, both ways (in each
+    /// namespace, on input from its veth end: a namespace's own loopback, such as the delay
+    /// relay's hop to its server, is not touched); 0 removes the rule.
     func setLoss(percent: Int) throws {
-        for namespace in [client, server] {
+        for (namespace, link) in [(client, clientLink), (server, serverLink)] {
             try? inside(namespace, ["nft", "delete", "chain", "inet", "faults", "loss"])
             guard percent > 0 else { continue }
             try inside(namespace, ["nft", "add", "chain", "inet", "faults", "loss", "{ type filter hook input priority 0 ; }"])
             try inside(
-                namespace, ["nft", "add", "rule", "inet", "faults", "loss", "numgen", "random", "mod", "100", "<", "\(percent)", "drop"])
+                namespace,
+                [
+                    "nft", "add", "rule", "inet", "faults", "loss", "iifname", link, "numgen", "random", "mod", "100", "<", "\(percent)",
+                    "drop",
+                ])
         }
     }
 
@@ -105,6 +110,39 @@ final class FaultLab: Sendable {
         } else {
             for hook in ["input", "output"] { try? inside(client, ["nft", "delete", "chain", "inet", "faults", "hole-\(hook)"]) }
         }
+    }
+
+    /// Counts every packet the client sends on the veth pair, before a black hole drops it (an
+    /// nft counter at priority -20, ahead of the hole's -10), for ``clientOutput()``.
+    func countClientOutput() throws {
+        try inside(client, ["nft", "add", "chain", "inet", "faults", "count-out", "{ type filter hook output priority -20 ; }"])
+        try inside(client, ["nft", "add", "rule", "inet", "faults", "count-out", "oifname", clientLink, "counter"])
+    }
+
+    /// The packets and their IP bytes (headers included) the client sent since
+    /// ``countClientOutput()``, or nil when they cannot be read.
+    func clientOutput() -> (packets: Int, bytes: Int)? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command(in: client, ["nft", "-j", "list", "chain", "inet", "faults", "count-out"])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        for item in json?["nftables"] as? [[String: Any]] ?? [] {
+            let expressions = (item["rule"] as? [String: Any])?["expr"] as? [[String: Any]] ?? []
+            for expression in expressions {
+                if let counter = expression["counter"] as? [String: Any], let packets = counter["packets"] as? Int,
+                    let bytes = counter["bytes"] as? Int
+                {
+                    return (packets, bytes)
+                }
+            }
+        }
+        return nil
     }
 
     /// Deletes both namespaces (and so the link, the rules and the queueing disciplines).
