@@ -108,7 +108,8 @@ enum FaultDelayWorkload {
                 row.note =
                     "runs \(sends): arrived \(side.arrived)/\(side.forms * sends), duplicates \(side.duplicates); "
                     + (side.forms > 1 ? String(format: "%.0f forms/s; ", Double(side.forms) / max(row.medianSeconds, 1e-9)) : "")
-                    + "wall time of the process in the client namespace"
+                    + "wall time of the process in the client namespace, runs "
+                    + row.seconds.map { String(format: "%.2f", $0) }.joined(separator: " / ") + " s"
                 report.rows.append(row)
             }
             let (ours, curl) = (pair[0].row, pair[1].row)

@@ -10,10 +10,12 @@ import Foundation
 /// a half and three quarters of the body (its upload file, read every 10 ms). Each stall is
 /// resumed from the server's offset (`numberOfTimesToResumeUpload = 10`: an offset request that
 /// stalls too is asked again and counts). A run fails the command unless the server answered
-/// `201` with the body's sha256 and length and all three holes fell inside the upload; the body
-/// bytes sent beyond the body (counted at the transport, over every exchange) are reported against
-/// the bound the reliability tests hold a cut to (``perInterruptionBound``). Without the server the
-/// row says skipped.
+/// `201` with the body's sha256 and length, stored one upload, and all three holes fell inside
+/// it. What was sent again is the TCP payload the client put on the link beyond the body (an nft
+/// counter in the client namespace ahead of the hole, ``FaultLab/countClientOutput()``: request
+/// heads and TCP retransmissions included), held to the bound the reliability tests hold a cut to
+/// (``perInterruptionBound``) per hole; the transport's own progress count is in the note too.
+/// Without the server the row says skipped.
 enum FaultResumeWorkload {
     static let name = "Faults: a resumable upload through three black holes"
     static let holes = 3
@@ -76,7 +78,7 @@ enum FaultResumeWorkload {
         let bound = holes * perInterruptionBound
         let worst = outcomes.map(\.resent).max() ?? 0
         row.note =
-            "runs \(runs): the server's upload = the body (sha256, length) in every run; resumed "
+            "runs \(runs): one upload stored, = the body (sha256, length), in every run; resumed "
             + outcomes.map { String($0.resumes) }.joined(separator: " / ") + " times; TCP payload on the link beyond the body "
             + outcomes.map { String($0.resent) }.joined(separator: " / ")
             + " bytes (heads and retransmissions included; bound \(bound): \(holes) × \(perInterruptionBound)); "
@@ -157,6 +159,9 @@ enum FaultResumeWorkload {
         }
         guard let sha256 = result["sha256"] as? String, !sha256.isEmpty, answer["sha256"] == sha256, answer["bytes"] == String(bodyLength)
         else { throw BenchError.childFailed("not byte-exact: the server stored \(answerText), the body is \(bodyLength) bytes") }
+        // One upload stored: every resumption appended to it (a send started again would store a second).
+        let uploads = (try? FileManager.default.contentsOfDirectory(atPath: serverDirectory))?.filter { $0.hasPrefix("upload-") }.count
+        guard uploads == 1 else { throw BenchError.childFailed("the server stored \(uploads ?? 0) uploads, want 1") }
         guard holesMade.count == holes, resumes >= holes else {
             throw BenchError.childFailed("\(holesMade.count) holes inside the upload and \(resumes) resumptions, want \(holes) of each")
         }
