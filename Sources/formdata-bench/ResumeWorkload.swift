@@ -261,18 +261,8 @@ enum ResumeWorkload {
         guard arguments.count == 3, let url = URL(string: arguments[0]), let limit = Int(arguments[2]) else {
             throw BenchError.usage("resume URL FILE LIMIT")
         }
-        let request = FormDataRequest(url: url)
-        request.transport = CurlTransport.shared
-        request.shouldResumeInterruptedUploads = true
-        request.numberOfTimesToResumeUpload = limit
-        request.timeOutSeconds = 120
-        request.addPostValue("formdata-bench resume", forKey: "field")
-        try request.addFile(arguments[1], forKey: "file")
-        let start = ContinuousClock.now
-        try request.buildPostBody()
-        let body = request.bodySource
-        request.startSynchronous()
-        let elapsed = seconds(ContinuousClock.now - start)
+        let (request, body, elapsed) = try sendResumable(
+            url: url, file: arguments[1], limit: limit, timeout: 120, transport: CurlTransport.shared, field: "formdata-bench resume")
         if let error = request.error {
             throw BenchError.childFailed("resume: the send failed after \(request.uploadResumeCount) resumption(s): \(error)")
         }
@@ -283,6 +273,27 @@ enum ResumeWorkload {
         ]
         let json = try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])
         print(resultPrefix + String(decoding: json, as: UTF8.self))
+    }
+
+    /// The resumable form both resumable children send: a field of `field` and `file` as the file
+    /// part, built and sent once over `transport` with `shouldResumeInterruptedUploads`, resuming at
+    /// most `limit` times, `timeOutSeconds` `timeout`. Returns the request, its body as built (to
+    /// hash after the clock stopped) and the seconds the build + send took.
+    static func sendResumable(
+        url: URL, file: String, limit: Int, timeout: Double, transport: any FormDataTransport, field: String
+    ) throws -> (request: FormDataRequest, body: BodySource?, seconds: Double) {
+        let request = FormDataRequest(url: url)
+        request.transport = transport
+        request.shouldResumeInterruptedUploads = true
+        request.numberOfTimesToResumeUpload = limit
+        request.timeOutSeconds = timeout
+        request.addPostValue(field, forKey: "field")
+        try request.addFile(file, forKey: "file")
+        let start = ContinuousClock.now
+        try request.buildPostBody()
+        let body = request.bodySource
+        request.startSynchronous()
+        return (request, body, seconds(ContinuousClock.now - start))
     }
 
     /// The sha256 of `body` as a transport reads it (segment by segment, files in 1 MiB chunks),

@@ -13,18 +13,8 @@ enum FaultResumeClient {
         guard arguments.count == 4, let url = URL(string: arguments[0]), let limit = Int(arguments[2]), let timeout = Double(arguments[3])
         else { throw BenchError.usage("fault-resume URL FILE LIMIT TIMEOUT") }
         let transport = SentBodyCounter(base: CurlTransport.shared)
-        let request = FormDataRequest(url: url)
-        request.transport = transport
-        request.shouldResumeInterruptedUploads = true
-        request.numberOfTimesToResumeUpload = limit
-        request.timeOutSeconds = timeout
-        request.addPostValue("formdata-bench faults resume", forKey: "field")
-        try request.addFile(arguments[1], forKey: "file")
-        let start = ContinuousClock.now
-        try request.buildPostBody()
-        let body = request.bodySource
-        request.startSynchronous()
-        let elapsed = seconds(ContinuousClock.now - start)
+        let (request, body, elapsed) = try ResumeWorkload.sendResumable(
+            url: url, file: arguments[1], limit: limit, timeout: timeout, transport: transport, field: "formdata-bench faults resume")
         let values: [String: Any] = [
             "seconds": elapsed, "status": request.responseStatusCode, "answer": request.responseString ?? "",
             "postLength": Int(request.postLength), "resumeCount": request.uploadResumeCount, "sent": transport.sent,
