@@ -71,7 +71,11 @@ struct StalledResumableUploadTests {
         request.transport = transport
         request.shouldResumeInterruptedUploads = true
         request.numberOfTimesToResumeUpload = resumptions
-        request.timeOutSeconds = 0.2
+        // The idle clock starts with the send; the transport's 104 and first body bytes come on
+        // a global queue. On a machine with every core busy that delivery took over 0.2 s once
+        // (busy clean clone: the exchange stalled before the 104, so nothing could be resumed).
+        // 1 s leaves the scripted events room; the stall itself still ends each exchange.
+        request.timeOutSeconds = 1
         request.appendPostData(Data(repeating: 0x61, count: StallingResumableTransport.bodyLength))
         return request
     }
